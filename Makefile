@@ -1,0 +1,41 @@
+# Two commands for a fresh machine: `make demo` and `make test`.
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+# python3.12 from PATH if it runs, else a pyenv-installed 3.12.
+PYTHON312 := $(shell if python3.12 -c 'import sys' >/dev/null 2>&1; then echo python3.12; \
+	else ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/3.12*/bin/python3.12 2>/dev/null | tail -n 1; fi)
+SHARED_DATA := $(abspath ../shared/data)
+export PBASSESS_DATA_DIR ?= $(if $(wildcard $(SHARED_DATA)),$(SHARED_DATA),)
+export MPLBACKEND ?= Agg
+
+.PHONY: demo test test-all lint bench setup clean
+
+$(VENV)/.installed: pyproject.toml
+	@if [ -z "$(PYTHON312)" ]; then echo "error: python3.12 not found on PATH (pbassess needs Python 3.12)" >&2; exit 1; fi
+	@test -x $(PY) || $(PYTHON312) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	@touch $@
+
+setup: $(VENV)/.installed
+
+demo: setup
+	$(VENV)/bin/pbassess demo --out reports/demo
+
+test: setup
+	$(PY) -m pytest -q
+
+test-fast: setup
+	$(PY) -m pytest -q -m "not slow"
+
+lint: setup
+	$(VENV)/bin/ruff check pbassess tests benchmarks
+
+bench: setup
+	$(PY) benchmarks/static.py
+	$(PY) benchmarks/active.py
+	$(PY) benchmarks/hierarchical.py
+
+clean:
+	rm -rf $(VENV) reports .pytest_cache
