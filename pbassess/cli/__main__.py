@@ -1,0 +1,5 @@
+import sys
+
+from pbassess.cli import main
+
+sys.exit(main())
