@@ -30,8 +30,8 @@ def beta_prior(kind: str, n_regions: int, pseudocount: float = 2.0, mean: Any = 
     Examples
     --------
     >>> a, b = beta_prior("informed", 2, pseudocount=10, mean=[0.9, 0.5])
-    >>> a.tolist(), b.tolist()
-    [9.0, 5.0], [1.0, 5.0]
+    >>> a.round(6).tolist(), b.round(6).tolist()
+    ([9.0, 5.0], [1.0, 5.0])
     """
     pc = float(pseudocount)
     if not np.isfinite(pc) or pc <= 0:

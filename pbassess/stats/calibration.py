@@ -23,7 +23,7 @@ def ece_from_draws(accuracy_draws: Any, bin_weight: Any, bin_score: Any) -> np.n
 
     Examples
     --------
-    >>> ece_from_draws([[0.5, 0.9]], [0.5, 0.5], [0.6, 0.9]).tolist()
+    >>> ece_from_draws([[0.5, 0.9]], [0.5, 0.5], [0.6, 0.9]).round(6).tolist()
     [0.05]
     """
     theta = np.asarray(accuracy_draws, dtype=float)

@@ -21,9 +21,9 @@ def hdi_from_draws(draws: Any, prob: float = CI_PROB, axis: int = 0) -> np.ndarr
 
     Examples
     --------
-    >>> d = np.linspace(0, 1, 1001)[:, None]
+    >>> d = np.linspace(0, 1, 1001)[:, None] ** 2   # density decreasing in x
     >>> hdi_from_draws(d, 0.5).round(2).tolist()
-    [[0.0, 0.5]]
+    [[0.0, 0.25]]
     """
     if not 0 < prob < 1:
         raise ConfigError(f"the credible mass must be in (0, 1), got {prob}")
