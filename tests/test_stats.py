@@ -114,7 +114,8 @@ def test_rankings_on_hand_examples():
     np.testing.assert_allclose(prob_extreme(draws), [0.5, 0.25, 0.25])
     np.testing.assert_allclose(prob_extreme(draws, lowest=False), [0.5, 0.25, 0.25])
     np.testing.assert_allclose(prob_extreme(draws, valid=[True, True, False]), [0.5, 0.5, 0.0])
-    np.testing.assert_allclose(prob_in_extreme_m(draws, 2), [0.75, 0.5, 0.75])
+    # lowest two per draw: {0,2}, {1,2}, {0,1}, {1,2}
+    np.testing.assert_allclose(prob_in_extreme_m(draws, 2), [0.5, 0.75, 0.75])
     np.testing.assert_allclose(prob_in_extreme_m(draws, 3), [1.0, 1.0, 1.0])
 
 
