@@ -126,3 +126,11 @@ def test_ece_of_draws_and_frequentist_ece():
     # bins: (n=4, 2 correct, mean score 0.75), (n=0), (n=6, 6 correct, mean score 0.9)
     assert frequentist_ece([4, 0, 6], [2, 0, 6], [3.0, 0.0, 5.4]) == pytest.approx(0.4 * 0.25 + 0.6 * 0.1)
     assert np.isnan(frequentist_ece([0, 0], [0, 0], [0.0, 0.0]))
+
+
+def test_a_shared_generator_advances_between_calls():
+    g = np.random.default_rng(0)
+    first, second = beta_draws([1.0, 2.0], [1.0, 2.0], 5, g), beta_draws([1.0, 2.0], [1.0, 2.0], 5, g)
+    assert not np.array_equal(first, second)
+    d1, d2 = dirichlet_draws([[1.0, 1.0]], 5, g), dirichlet_draws([[1.0, 1.0]], 5, g)
+    assert not np.array_equal(d1, d2)

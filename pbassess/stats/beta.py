@@ -5,8 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy import optimize, stats
-
 from pbassess.constants import CI_PROB
 from pbassess.errors import ConfigError
 
@@ -83,6 +81,8 @@ def beta_hdi(alpha: Any, beta: Any, prob: float = CI_PROB) -> np.ndarray:
     >>> bool(abs(hi - 1) < 1e-12)
     True
     """
+    from scipy import optimize, stats  # imported here: scipy.stats costs ~1 s at import
+
     if not 0 < prob < 1:
         raise ConfigError(f"the credible mass must be in (0, 1), got {prob}")
     a, b = np.broadcast_arrays(np.asarray(alpha, dtype=float), np.asarray(beta, dtype=float))

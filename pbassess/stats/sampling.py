@@ -42,7 +42,7 @@ def _compiled_beta():
     b = pt.vector("b")
     n = pt.iscalar("n")
     rv = pt.random.beta(a, b, size=(n, a.shape[0]), rng=rng)
-    return pytensor.function([rng, a, b, n], rv.owner.outputs[1])
+    return pytensor.function([rng, a, b, n], rv.owner.outputs)
 
 
 @lru_cache(maxsize=1)
@@ -54,7 +54,13 @@ def _compiled_dirichlet():
     alpha = pt.matrix("alpha")
     n = pt.iscalar("n")
     rv = pt.random.dirichlet(alpha, size=(n, alpha.shape[0]), rng=rng)
-    return pytensor.function([rng, alpha, n], rv.owner.outputs[1])
+    return pytensor.function([rng, alpha, n], rv.owner.outputs)
+
+
+def _advance(rng: np.random.Generator, next_rng: np.random.Generator) -> None:
+    """Move the caller's Generator past the draws PyTensor made from a copy of it."""
+    if next_rng is not rng:
+        rng.bit_generator.state = next_rng.bit_generator.state
 
 
 def _check_params(name: str, *arrays: np.ndarray) -> None:
@@ -91,7 +97,9 @@ def beta_draws(alpha: Any, beta: Any, n_draws: int, seed: Any = None) -> np.ndar
         raise ConfigError(f"alpha and beta must be vectors of one shape, got {a.shape} and {b.shape}")
     _check_params("Beta", a, b)
     rng = as_generator(seed)
-    return _compiled_beta()(rng, a, b, int(n_draws))
+    next_rng, draws = _compiled_beta()(rng, a, b, int(n_draws))
+    _advance(rng, next_rng)
+    return draws
 
 
 def dirichlet_draws(alpha: Any, n_draws: int, seed: Any = None) -> np.ndarray:
@@ -122,4 +130,6 @@ def dirichlet_draws(alpha: Any, n_draws: int, seed: Any = None) -> np.ndarray:
         raise ConfigError(f"alpha must be a matrix (one Dirichlet per row), got shape {al.shape}")
     _check_params("Dirichlet", al)
     rng = as_generator(seed)
-    return _compiled_dirichlet()(rng, al, int(n_draws))
+    next_rng, draws = _compiled_dirichlet()(rng, al, int(n_draws))
+    _advance(rng, next_rng)
+    return draws
