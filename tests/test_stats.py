@@ -134,3 +134,20 @@ def test_a_shared_generator_advances_between_calls():
     assert not np.array_equal(first, second)
     d1, d2 = dirichlet_draws([[1.0, 1.0]], 5, g), dirichlet_draws([[1.0, 1.0]], 5, g)
     assert not np.array_equal(d1, d2)
+
+
+def test_ranking_helpers_respect_valid_regions():
+    draws = np.array([[0.1, 0.5, 0.3], [0.6, 0.2, 0.1]])
+    np.testing.assert_allclose(prob_extreme(draws, valid=[False, False, False]), [0.0, 0.0, 0.0])
+    np.testing.assert_allclose(prob_in_extreme_m(draws, 1, valid=[False, True, True]), [0.0, 0.0, 1.0])
+
+
+def test_beta_hdi_vectorised_matches_a_grid_search():
+    a = np.array([3.0, 50.0, 200.0, 1.2])
+    b = np.array([7.0, 2.0, 180.0, 30.0])
+    out = beta_hdi(a, b, 0.95)
+    for i in range(a.size):
+        u = np.linspace(0, 0.05, 20001)
+        widths = stats.beta.ppf(u + 0.95, a[i], b[i]) - stats.beta.ppf(u, a[i], b[i])
+        best = u[np.nanargmin(widths)]
+        np.testing.assert_allclose(out[i], stats.beta.ppf([best, best + 0.95], a[i], b[i]), atol=2e-5)

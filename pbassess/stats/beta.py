@@ -66,7 +66,7 @@ def beta_hdi(alpha: Any, beta: Any, prob: float = CI_PROB) -> np.ndarray:
     """Exact highest-density interval of Beta(alpha, beta), elementwise.
 
     For unimodal Betas the HDI is the narrowest interval [q(u), q(u + prob)] over the lower
-    tail mass u; found by a bounded scalar minimisation per element. For Betas whose density
+    tail mass u; found by a golden-section search vectorised over all elements. For Betas whose density
     is monotone (a <= 1 or b <= 1) the interval touches 0 or 1.
 
     Returns
@@ -81,29 +81,39 @@ def beta_hdi(alpha: Any, beta: Any, prob: float = CI_PROB) -> np.ndarray:
     >>> bool(abs(hi - 1) < 1e-12)
     True
     """
-    from scipy import optimize, stats  # imported here: scipy.stats costs ~1 s at import
+    from scipy import special  # imported here: scipy costs ~1 s at import
 
     if not 0 < prob < 1:
         raise ConfigError(f"the credible mass must be in (0, 1), got {prob}")
     a, b = np.broadcast_arrays(np.asarray(alpha, dtype=float), np.asarray(beta, dtype=float))
-    out = np.empty(a.shape + (2,))
-    for idx in np.ndindex(a.shape):
-        ai, bi = a[idx], b[idx]
-        dist = stats.beta(ai, bi)
-        if ai <= 1 and bi <= 1 and not (ai == 1 and bi == 1):
-            # U-shaped or flat-edged: fall back to the central interval.
-            u = (1 - prob) / 2
-        elif ai <= 1 and bi > 1:
-            u = 0.0
-        elif bi <= 1 and ai > 1:
-            u = 1 - prob
-        elif ai == 1 and bi == 1:
-            u = (1 - prob) / 2
-        else:
-            res = optimize.minimize_scalar(
-                lambda x, d=dist: d.ppf(x + prob) - d.ppf(x), bounds=(0.0, 1 - prob), method="bounded",
-                options={"xatol": 1e-10},
-            )
-            u = res.x
-        out[idx] = (dist.ppf(u), dist.ppf(min(u + prob, 1.0)))
-    return out
+    a, b = a.ravel(), b.ravel()
+    # Lower tail mass u of the narrowest interval: 0 for densities decreasing on [0, 1]
+    # (a <= 1 < b), 1 - prob for increasing ones (b <= 1 < a), central for U-shaped or flat
+    # ones (no unique HDI; the central interval is reported), and otherwise the minimiser of
+    # the (convex-in-u for unimodal densities) width q(u + prob) - q(u), found by a vectorised
+    # golden-section search over all elements at once.
+    lo_u = np.zeros(a.shape)
+    hi_u = np.full(a.shape, 1.0 - prob)
+    golden = (np.sqrt(5.0) - 1.0) / 2.0
+
+    def width(u: np.ndarray) -> np.ndarray:
+        return special.betaincinv(a, b, np.minimum(u + prob, 1.0)) - special.betaincinv(a, b, u)
+
+    x1 = hi_u - golden * (hi_u - lo_u)
+    x2 = lo_u + golden * (hi_u - lo_u)
+    f1, f2 = width(x1), width(x2)
+    for _ in range(40):  # the bracket shrinks by 0.618 each step: 40 steps reach ~5e-9
+        left = f1 < f2
+        hi_u = np.where(left, x2, hi_u)
+        lo_u = np.where(left, lo_u, x1)
+        x2n = np.where(left, x1, lo_u + golden * (hi_u - lo_u))
+        x1n = np.where(left, hi_u - golden * (hi_u - lo_u), x2)
+        x1, x2 = x1n, x2n
+        f1, f2 = width(x1), width(x2)
+    u = (lo_u + hi_u) / 2
+    u = np.where((a <= 1) & (b > 1), 0.0, u)
+    u = np.where((b <= 1) & (a > 1), 1.0 - prob, u)
+    u = np.where((a <= 1) & (b <= 1), (1.0 - prob) / 2, u)
+    lower = special.betaincinv(a, b, u)
+    upper = special.betaincinv(a, b, np.minimum(u + prob, 1.0))
+    return np.stack([lower, upper], axis=-1).reshape(np.shape(np.broadcast_arrays(alpha, beta)[0]) + (2,))

@@ -51,18 +51,27 @@ def prob_extreme(draws: Any, *, lowest: bool = True, valid: Any = None) -> np.nd
     """
     d = np.array(draws, dtype=float)
     if valid is not None:
-        d[:, ~np.asarray(valid, dtype=bool)] = np.inf if lowest else -np.inf
+        ok = np.asarray(valid, dtype=bool)
+        if not ok.any():
+            return np.zeros(d.shape[1])
+        d[:, ~ok] = np.inf if lowest else -np.inf
     winner = d.argmin(axis=1) if lowest else d.argmax(axis=1)
     return np.bincount(winner, minlength=d.shape[1]) / d.shape[0]
 
 
-def prob_in_extreme_m(draws: Any, m: int, *, lowest: bool = True) -> np.ndarray:
+def prob_in_extreme_m(draws: Any, m: int, *, lowest: bool = True, valid: Any = None) -> np.ndarray:
     """Posterior probability that each region is among the m lowest (or highest).
+
+    Regions outside ``valid`` (if given) are never counted among the m.
 
     Examples
     --------
     >>> prob_in_extreme_m([[0.1, 0.5, 0.3], [0.6, 0.2, 0.1]], 2).tolist()
     [0.5, 0.5, 1.0]
     """
-    ranks = rank_draws(draws, lowest_first=lowest)
-    return (ranks <= m).mean(axis=0)
+    d = np.array(draws, dtype=float)
+    if valid is not None:
+        ok = np.asarray(valid, dtype=bool)
+        d[:, ~ok] = np.inf if lowest else -np.inf
+        return np.where(ok, (rank_draws(d, lowest_first=lowest) <= m).mean(axis=0), 0.0)
+    return (rank_draws(d, lowest_first=lowest) <= m).mean(axis=0)
