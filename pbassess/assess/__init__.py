@@ -1,0 +1,1 @@
+"""assess layer (public names are re-exported here once its modules land)."""

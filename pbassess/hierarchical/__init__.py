@@ -1,0 +1,1 @@
+"""hierarchical layer (public names are re-exported here once its modules land)."""

@@ -1,0 +1,1 @@
+"""plots layer (public names are re-exported here once its modules land)."""

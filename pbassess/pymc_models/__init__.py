@@ -1,0 +1,1 @@
+"""pymc_models layer (public names are re-exported here once its modules land)."""
