@@ -1,0 +1,250 @@
+"""Comparing fits of the same counts: independent / pooled / hierarchical, or different priors.
+
+The same environment counts are fitted several ways and compared with ArviZ:
+
+* **LOO** (PSIS leave-one-out over the labeled cells, i.e. leave one environment's count out)
+  via :func:`arviz.compare`, with the Pareto-k diagnostic of every variant surfaced: a
+  ``UserWarning`` names the variant and how many cells exceed the reliability threshold
+  (common for hierarchical and independent fits with few environments, where each cell's
+  parameter is informed by that cell alone; read the ranking with that caveat);
+* **prior predictive checks**: where each environment's observed accuracy falls in the
+  prior predictive distribution of k/n (a tail probability near 0 or 1 flags a prior that
+  cannot produce the data);
+* **MCMC diagnostics**: max R-hat, min bulk ESS and divergences of each fit, in the table and
+  as warnings when they fail.
+
+:data:`POOLING_VARIANTS` compares no pooling, complete pooling and partial pooling;
+:data:`PRIOR_VARIANTS` compares a uniform prior, an informed prior (centred on the model's own
+confidence) and the hierarchical prior learned from the other environments.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from pbassess.assess.hierarchical import HierarchicalResult, fit_accuracy_counts
+from pbassess.errors import ConfigError
+from pbassess.hierarchical.models import EnvironmentCounts, environment_counts
+from pbassess.stats import as_generator
+
+__all__ = [
+    "POOLING_VARIANTS",
+    "PRIOR_VARIANTS",
+    "ModelComparison",
+    "compare_pooling",
+    "compare_priors",
+    "compare_variants",
+    "prior_predictive_check",
+]
+
+POOLING_VARIANTS: dict[str, dict[str, Any]] = {
+    "independent": {"pooling": "independent", "prior": "uniform"},
+    "pooled": {"pooling": "pooled", "prior": "uniform"},
+    "hierarchical": {"pooling": "hierarchical", "kind": "logit-normal"},
+}
+
+PRIOR_VARIANTS: dict[str, dict[str, Any]] = {
+    "uniform": {"pooling": "independent", "prior": "uniform"},
+    "informed": {"pooling": "independent", "prior": "informed"},
+    "hierarchical": {"pooling": "hierarchical", "kind": "logit-normal"},
+}
+
+
+@dataclass
+class ModelComparison:
+    """Several fits of the same counts, compared.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        One row per variant (ranked by LOO): ArviZ's ``rank``, ``elpd``, ``elpd_diff``, ``dse``,
+        ``weight``, ``p`` ... plus ``pareto_k_bad`` (cells above ArviZ's threshold),
+        ``max_rhat``, ``min_ess_bulk``, ``divergences`` and ``prior_check_extreme`` (cells whose
+        observed accuracy has a prior predictive tail probability below 0.01 or above 0.99).
+    results : dict of str to HierarchicalResult
+    loo : dict of str to ArviZ ELPD data
+    prior_checks : dict of str to pandas.DataFrame
+    warnings : list of str
+        Every diagnostic problem found (also raised as ``UserWarning``).
+    """
+
+    table: Any
+    results: dict[str, HierarchicalResult]
+    loo: dict[str, Any]
+    prior_checks: dict[str, Any]
+    warnings: list[str] = field(default_factory=list)
+
+    def summary(self):
+        """The comparison table."""
+        return self.table
+
+    def sentence(self) -> str:
+        best = self.table.index[0]
+        text = f"By LOO, {best!r} predicts held-out environments best"
+        if len(self.table) > 1:
+            second = self.table.index[1]
+            row = self.table.loc[second]
+            text += f" (next {second!r}: elpd difference {row['elpd_diff']:.1f} +- {row['dse']:.1f})"
+        if self.warnings:
+            text += f"; {len(self.warnings)} diagnostic warning(s)"
+        return text + "."
+
+    def plot(self, **kwargs: Any):
+        """The variants' environment accuracies side by side."""
+        from pbassess.plots.hierarchical import plot_pooling_comparison
+
+        return plot_pooling_comparison(self, **kwargs)
+
+
+def prior_predictive_check(idata: Any, counts: EnvironmentCounts, prob: float = 0.95):
+    """Where each labeled cell's observed accuracy falls in the prior predictive of k/n.
+
+    Needs a ``prior_predictive`` group (``sample_model(..., prior_predictive=500)``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per labeled cell: ``cell``, ``n``, ``observed`` (k/n), ``prior_mean``,
+        ``prior_low``/``prior_high`` (central ``prob`` interval of the prior predictive k/n) and
+        ``tail_prob`` = P(prior predictive k <= observed k).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pbassess.hierarchical.models import EnvironmentCounts, accuracy_model, sample_model
+    >>> c = EnvironmentCounts("g", ("a", "b"), np.array([20, 20]), np.array([19, 10]),
+    ...                       np.array([20, 20]), np.array([0.9, 0.6]))
+    >>> m = accuracy_model(c.n, c.k, environments=c.environments, pooling="independent")
+    >>> idata = sample_model(m, seed=0, draws=100, tune=100, chains=2, sampler="pymc", prior_predictive=400)
+    >>> prior_predictive_check(idata, c)["cell"].tolist()
+    ['a', 'b']
+    """
+    import pandas as pd
+
+    if "prior_predictive" not in idata.children:
+        raise ConfigError("the fit has no prior predictive draws: sample with prior_predictive > 0")
+    k_prior = idata["prior_predictive"]["k"]
+    cells = [str(c) for c in k_prior["cell"].to_numpy()]
+    draws = k_prior.stack(sample=("chain", "draw")).transpose("sample", ...).to_numpy()
+    labeled = np.flatnonzero(counts.n.ravel() > 0)
+    n = counts.n.ravel()[labeled]
+    k = counts.k.ravel()[labeled]
+    frac = draws / n
+    lo, hi = np.quantile(frac, [(1 - prob) / 2, 1 - (1 - prob) / 2], axis=0)
+    return pd.DataFrame({
+        "cell": cells, "n": n, "observed": k / n, "prior_mean": frac.mean(axis=0), "prior_low": lo,
+        "prior_high": hi, "tail_prob": (draws <= k).mean(axis=0),
+    })
+
+
+def compare_variants(
+    counts: EnvironmentCounts,
+    variants: Mapping[str, Mapping[str, Any]] = POOLING_VARIANTS,
+    *,
+    prior_draws: int = 500,
+    seed: Any = None,
+    warn: bool = True,
+    **sampler: Any,
+) -> ModelComparison:
+    """Fit each variant to the same counts and compare them (LOO, prior checks, diagnostics).
+
+    Parameters
+    ----------
+    counts : EnvironmentCounts
+    variants : mapping of name to options of :func:`~pbassess.assess.hierarchical.fit_accuracy_counts`
+        E.g. :data:`POOLING_VARIANTS` or :data:`PRIOR_VARIANTS`.
+    prior_draws : int
+        Prior predictive draws per variant (0 skips the prior predictive check).
+    seed : int or Generator, optional
+    warn : bool
+        Raise every diagnostic problem as a ``UserWarning`` as well.
+    **sampler
+        NUTS settings passed to every fit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pbassess.hierarchical.models import EnvironmentCounts
+    >>> c = EnvironmentCounts("g", ("a", "b", "c"), np.array([40, 30, 5]), np.array([36, 21, 4]),
+    ...                       np.array([40, 30, 5]), np.array([0.9, 0.7, 0.8]))
+    >>> cmp = compare_variants(c, seed=0, warn=False, draws=200, tune=200, chains=2, sampler="pymc")
+    >>> sorted(cmp.table.index)
+    ['hierarchical', 'independent', 'pooled']
+    """
+    import arviz as az
+
+    if len(variants) < 2:
+        raise ConfigError("comparing fits needs at least two variants")
+    rng = as_generator(seed)
+    results: dict[str, HierarchicalResult] = {}
+    loo: dict[str, Any] = {}
+    checks: dict[str, Any] = {}
+    problems: list[str] = []
+    for name, options in variants.items():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            res = fit_accuracy_counts(counts, seed=rng, prior_predictive=prior_draws, **dict(options), **sampler)
+        for w in caught:
+            if "MCMC diagnostics" in str(w.message):
+                problems.append(f"{name}: {w.message}")
+        results[name] = res
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            elpd = az.loo(res.idata, pointwise=True)
+        loo[name] = elpd
+        pk = np.asarray(elpd.pareto_k)
+        bad = int(np.sum(pk > elpd.good_k))
+        if bad:
+            problems.append(f"{name}: Pareto k > {elpd.good_k:.2f} for {bad} of {pk.size} cells "
+                            f"(max {np.nanmax(pk):.2f}); the LOO estimate of this variant is unreliable")
+        if prior_draws:
+            checks[name] = prior_predictive_check(res.idata, counts)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        table = az.compare({name: r.idata for name, r in results.items()})
+    for name, res in results.items():
+        diag = res.diagnostics or {}
+        pk = np.asarray(loo[name].pareto_k)
+        table.loc[name, "pareto_k_bad"] = int(np.sum(pk > loo[name].good_k))
+        table.loc[name, "pareto_k_max"] = float(np.nanmax(pk))
+        table.loc[name, "max_rhat"] = diag.get("max_rhat")
+        table.loc[name, "min_ess_bulk"] = diag.get("min_ess_bulk")
+        table.loc[name, "divergences"] = diag.get("divergences")
+        if name in checks:
+            tail = checks[name]["tail_prob"].to_numpy()
+            table.loc[name, "prior_check_extreme"] = int(np.sum((tail < 0.01) | (tail > 0.99)))
+    if warn:
+        for message in problems:
+            warnings.warn(message, UserWarning, stacklevel=2)
+    return ModelComparison(table=table, results=results, loo=loo, prior_checks=checks, warnings=problems)
+
+
+def compare_pooling(predictions: Any, by: str, *, per_class: bool = False, seed: Any = None,
+                    prior_draws: int = 500, **sampler: Any) -> ModelComparison:
+    """Independent vs pooled vs hierarchical accuracy per environment, compared by LOO.
+
+    Examples
+    --------
+    >>> # cmp = compare_pooling(load_data("adult-sex"), "race-sex"); cmp.table
+    """
+    predictions.require_labels("the pooling comparison")
+    counts = environment_counts(predictions, by, per_class=per_class)
+    return compare_variants(counts, POOLING_VARIANTS, prior_draws=prior_draws, seed=seed, **sampler)
+
+
+def compare_priors(predictions: Any, by: str, *, seed: Any = None, prior_draws: int = 500,
+                   **sampler: Any) -> ModelComparison:
+    """Uniform vs informed vs hierarchical priors on the environments' accuracies.
+
+    Examples
+    --------
+    >>> # cmp = compare_priors(load_data("adult-sex"), "race-sex"); cmp.table
+    """
+    predictions.require_labels("the prior comparison")
+    counts = environment_counts(predictions, by)
+    return compare_variants(counts, PRIOR_VARIANTS, prior_draws=prior_draws, seed=seed, **sampler)

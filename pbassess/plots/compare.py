@@ -1,0 +1,145 @@
+"""Figures of group / model comparisons (drawing only, no statistics).
+
+* :func:`plot_comparison`: the metric per group with its HDI, and each pairwise difference
+  with its HDI against the region of practical equivalence.
+* :func:`plot_fairness`: for every classifier of a fairness data set, the metric per group and
+  the group difference with credible intervals (from :func:`pbassess.assess.compare.fairness_comparisons`).
+* :func:`plot_labeling_curves`: how often the ROPE decision matches the full-data one as labels
+  are acquired at random or actively.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+__all__ = ["plot_comparison", "plot_fairness", "plot_labeling_curves"]
+
+
+def plot_comparison(result: Any, *, axes: Any = None):
+    """Two panels: metric per group, and differences per pair with the ROPE band.
+
+    Examples
+    --------
+    >>> # fig = plot_comparison(compare_groups(pred, "sex", rope=0.02))
+    """
+    import matplotlib.pyplot as plt
+
+    groups = result.group_summary()
+    pairs = result.pairs_summary()
+    if axes is None:
+        fig, axes = plt.subplots(1, 2, figsize=(10, 0.4 * max(len(groups), len(pairs)) + 2))
+    else:
+        fig = axes[0].figure
+    pct = int(round(result.ci_prob * 100))
+    y = np.arange(len(groups))[::-1]
+    ax = axes[0]
+    ax.hlines(y, groups["hdi_low"], groups["hdi_high"], lw=2.5, color="C0", label=f"{pct}% HDI")
+    ax.plot(groups["mean"], y, "o", color="C0")
+    ax.set_yticks(y)
+    ax.set_yticklabels([f"{g} (n={int(n)})" for g, n in zip(groups["group"], groups["n"], strict=True)])
+    ax.set_xlabel(result.compared_metric)
+    ax.set_title(f"{result.compared_metric} per {result.options.get('by', 'group')}")
+    ax = axes[1]
+    yp = np.arange(len(pairs))[::-1]
+    r = result.rope
+    if r > 0:
+        ax.axvspan(-r, r, color="0.88", label=f"ROPE +-{r:g}")
+    ax.axvline(0, color="0.5", lw=1)
+    ax.hlines(yp, pairs["hdi_low"], pairs["hdi_high"], lw=2.5, color="C1", label=f"{pct}% HDI")
+    ax.plot(pairs["diff_mean"], yp, "o", color="C1")
+    for yi, row in zip(yp, pairs.itertuples(), strict=True):
+        ax.annotate(f"P(>0)={row.p_greater:.2f}", (row.hdi_high, yi), xytext=(4, 0), textcoords="offset points",
+                    va="center", fontsize="x-small")
+    ax.set_yticks(yp)
+    ax.set_yticklabels([f"{a} - {b}" for a, b in zip(pairs["a"], pairs["b"], strict=True)])
+    ax.set_xlabel("difference")
+    ax.set_title("pairwise differences")
+    ax.legend(fontsize="small", loc="best")
+    fig.tight_layout()
+    return fig
+
+
+def plot_fairness(comparisons: Mapping[str, Any], *, pair: int = 0, axes: Any = None):
+    """Metric per group and group difference with HDIs, one row per classifier.
+
+    Parameters
+    ----------
+    comparisons : mapping of classifier name to ComparisonResult
+    pair : int
+        Which pair of groups to show in the difference panel (default the first).
+
+    Examples
+    --------
+    >>> # fig = plot_fairness(fairness_comparisons("adult-sex", "sex"))
+    """
+    import matplotlib.pyplot as plt
+
+    names = list(comparisons)
+    if axes is None:
+        fig, axes = plt.subplots(1, 2, figsize=(11, 0.45 * len(names) + 1.8), sharey=True)
+    else:
+        fig = axes[0].figure
+    y = np.arange(len(names))[::-1].astype(float)
+    first = comparisons[names[0]]
+    groups = first.groups
+    offsets = np.linspace(-0.25, 0.25, len(groups)) if len(groups) > 1 else np.zeros(1)
+    for gi, g in enumerate(groups):
+        means, lows, highs = [], [], []
+        for name in names:
+            t = comparisons[name].group_summary().set_index("group").loc[g]
+            means.append(t["mean"])
+            lows.append(t["hdi_low"])
+            highs.append(t["hdi_high"])
+        axes[0].hlines(y + offsets[gi], lows, highs, color=f"C{gi}", lw=2)
+        axes[0].plot(means, y + offsets[gi], "o", color=f"C{gi}", ms=4, label=str(g))
+    axes[0].set_yticks(y)
+    axes[0].set_yticklabels(names)
+    axes[0].set_xlabel(first.compared_metric)
+    axes[0].legend(fontsize="small", title=str(first.options.get("by", "group")))
+    rows = [comparisons[n].pairs_summary().iloc[pair] for n in names]
+    r = first.rope
+    if r > 0:
+        axes[1].axvspan(-r, r, color="0.88", label=f"ROPE +-{r:g}")
+    axes[1].axvline(0, color="0.5", lw=1)
+    axes[1].hlines(y, [row["hdi_low"] for row in rows], [row["hdi_high"] for row in rows], color="C3", lw=2)
+    axes[1].plot([row["diff_mean"] for row in rows], y, "o", color="C3", ms=4)
+    axes[1].set_xlabel(f"{rows[0]['a']} - {rows[0]['b']}")
+    axes[1].legend(fontsize="small")
+    pct = int(round(first.ci_prob * 100))
+    fig.suptitle(f"{first.compared_metric} by {first.options.get('by', 'group')}: means and {pct}% HDIs")
+    fig.tight_layout()
+    return fig
+
+
+def plot_labeling_curves(simulation: Any, *, ax: Any = None):
+    """Match rate of the ROPE decision vs number of labels, per acquisition strategy.
+
+    Examples
+    --------
+    >>> # fig = plot_labeling_curves(simulate_rope_labeling(pred, "sex", rope=0.02))
+    """
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(6.5, 4))
+    else:
+        fig = ax.figure
+    for i, (strategy, rate) in enumerate(simulation.match_rate.items()):
+        needed = simulation.labels_needed[strategy]
+        label = f"{strategy} (needs {needed})" if needed is not None else f"{strategy} (not reached)"
+        ax.plot(simulation.checkpoints, rate, marker=".", color=f"C{i}", label=label)
+        if needed is not None:
+            ax.axvline(needed, color=f"C{i}", ls=":", lw=1)
+    ax.axhline(simulation.target, color="0.5", ls="--", lw=1)
+    ax.set_xscale("log")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("labels acquired")
+    ax.set_ylabel("P(decision = full-data decision)")
+    ax.set_title(f"{simulation.groups[0]} - {simulation.groups[1]}: full-data decision "
+                 f"'{simulation.full_decision}' (r={simulation.rope:g})")
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    return fig
