@@ -38,7 +38,8 @@ _REGISTRY: dict[str, type[AssessmentResult]] = {}
 def mcmc_diagnostics(idata: Any, var_names: list[str] | None = None) -> dict[str, float]:
     """Max R-hat, min bulk/tail ESS and divergence count of an MCMC fit (a DataTree).
 
-    Warns (``UserWarning``) when R-hat > 1.01, bulk ESS < 100 per chain... or any divergence.
+    Warns (``UserWarning``) when R-hat > 1.01, the minimum bulk ESS < 100, or any transition
+    diverged.
     """
     import arviz as az
 
@@ -48,10 +49,15 @@ def mcmc_diagnostics(idata: Any, var_names: list[str] | None = None) -> dict[str
         divergences = int(idata["sample_stats"]["diverging"].sum())
     except KeyError:
         pass
+    def _extreme(column: str, reduce) -> float:
+        values = np.asarray(summ[column].to_numpy(), dtype=float)
+        values = values[np.isfinite(values)]  # R-hat is NaN with a single chain
+        return float(reduce(values)) if values.size else float("nan")
+
     diag = {
-        "max_rhat": float(np.nanmax(summ["r_hat"].to_numpy())),
-        "min_ess_bulk": float(np.nanmin(summ["ess_bulk"].to_numpy())),
-        "min_ess_tail": float(np.nanmin(summ["ess_tail"].to_numpy())),
+        "max_rhat": _extreme("r_hat", np.max),
+        "min_ess_bulk": _extreme("ess_bulk", np.min),
+        "min_ess_tail": _extreme("ess_tail", np.min),
         "divergences": divergences,
     }
     problems = []
