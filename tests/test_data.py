@@ -395,10 +395,6 @@ def test_readers_report_missing_and_unreadable_files(tmp_path):
         read_predictions(prose, format="parquet")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "readers.py bug: read_predictions passes options that do not apply to the format straight to the "
-    "reader, so load_data('digits-logreg', threshold=0.3) raises TypeError instead of a one-line "
-    "PbassessError; fix: check options against inspect.signature(reader) and raise ConfigError"))
 def test_options_that_do_not_apply_to_the_format_are_a_clear_error():
     from pbassess.errors import PbassessError
 
@@ -406,9 +402,6 @@ def test_options_that_do_not_apply_to_the_format_are_a_clear_error():
         load_data("digits-logreg", threshold=0.3)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "readers.py bug: a folder passes the path.exists() checks and open()/pd.read_csv raise "
-    "IsADirectoryError; fix: in read_predictions raise DataError(f'{path} is a folder, not a prediction file')"))
 def test_a_folder_is_not_a_prediction_file(tmp_path):
     with raises_one_line("is a folder"):
         read_predictions(tmp_path)

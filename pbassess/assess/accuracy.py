@@ -202,7 +202,10 @@ def assess_accuracy(
     fallback = float(preds.confidence[in_pool].mean()) if in_pool.any() else float(preds.confidence.mean())
     alpha, beta, prior_kind = _prior(prior, pc, n_regions, pool_score, fallback)
     post_a, post_b = beta_posterior(k, n, alpha, beta)
-    valid = (n_pool > 0) | (n > 0)
+    # Regions compete in the rankings only when they have labeled items (an unlabeled region,
+    # e.g. an out-of-distribution set, would otherwise win "lowest" on its prior alone); with
+    # no labels anywhere, every region that has pool items is ranked on its prior.
+    valid = n > 0 if n.sum() > 0 else n_pool > 0
 
     counts = xr.Dataset(
         {

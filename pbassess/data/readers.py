@@ -25,7 +25,7 @@ import numpy as np
 
 from pbassess.constants import DEFAULT_THRESHOLD
 from pbassess.data.predictions import Predictions
-from pbassess.errors import DataError
+from pbassess.errors import ConfigError, DataError
 
 __all__ = [
     "FORMATS",
@@ -301,7 +301,11 @@ def read_predictions(path: str | Path, *, format: str | None = None, **options: 
     >>> read_predictions(f).n_items
     2
     """
+    import inspect
+
     path = Path(path)
+    if path.is_dir():
+        raise DataError(f"{path} is a folder, not a prediction file")
     fmt = format or detect_format(path)
     readers = {
         "top1-text": read_top1_text,
@@ -312,4 +316,8 @@ def read_predictions(path: str | Path, *, format: str | None = None, **options: 
     if fmt not in readers:
         raise DataError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})")
     options = {k: v for k, v in options.items() if v is not None}
+    accepted = set(inspect.signature(readers[fmt]).parameters) - {"path"}
+    for option in options:
+        if option not in accepted:
+            raise ConfigError(f"option {option!r} does not apply to {fmt} files (they take {', '.join(sorted(accepted))})")
     return readers[fmt](path, **options)

@@ -169,20 +169,22 @@ def _cache_dir() -> Path:
 
 def _download(url: str, target: Path, sha256: str, *, progress: bool = True) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".download-")
+    # Keep the target's suffix so that a .gz download is checked on its uncompressed content.
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".download-", suffix="".join(target.suffixes[-1:]))
     try:
         with urllib.request.urlopen(url, timeout=60) as response, os.fdopen(fd, "wb") as out:
             total = int(response.headers.get("Content-Length") or 0)
+            show_progress = progress == "always" or (progress and sys.stderr.isatty())
             done = 0
             while chunk := response.read(1 << 16):
                 out.write(chunk)
                 done += len(chunk)
-                if progress and sys.stderr.isatty() or progress == "always":
+                if show_progress:
                     frac = f"{100 * done / total:5.1f}%" if total else f"{done / 1e6:.1f} MB"
                     print(f"\rdownloading {target.name}: {frac}", end="", file=sys.stderr, flush=True)
             out.flush()
             os.fsync(out.fileno())
-        if progress:
+        if show_progress:
             print(file=sys.stderr)
         got = _sha256_of_content(Path(tmp))
         if got != sha256:
