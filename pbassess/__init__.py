@@ -10,7 +10,43 @@ from pbassess.errors import ConfigError, DataError, PbassessError
 
 __version__ = "0.1.0"
 
+# Heavier layers (PyMC, numba) load on first use, so that `import pbassess` and the CLI stay fast.
+_LAZY = {
+    "assess_accuracy": "pbassess.assess", "assess_calibration": "pbassess.assess",
+    "assess_confusion": "pbassess.assess", "compare_groups": "pbassess.assess", "compare_models": "pbassess.assess",
+    "assess_hierarchical": "pbassess.assess", "assess_hierarchical_calibration": "pbassess.assess",
+    "AssessmentResult": "pbassess.results", "LabelingSession": "pbassess.active", "simulate": "pbassess.active",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'pbassess' has no attribute {name!r}")
+
+
+def load_result(path):
+    """Load any saved assessment result (``result.save(path)``) back whole.
+
+    Examples
+    --------
+    >>> import pbassess, tempfile, os
+    >>> result = pbassess.assess_accuracy(pbassess.load_data(), seed=0)
+    >>> path = result.save(os.path.join(tempfile.mkdtemp(), "accuracy.nc"))
+    >>> pbassess.load_result(path).to_json()["classes"] == result.to_json()["classes"]
+    True
+    """
+    import pbassess.assess  # noqa: F401  (registers every result class)
+    from pbassess.results import AssessmentResult
+
+    return AssessmentResult.load(path)
+
 __all__ = [
+    "AssessmentResult", "LabelingSession", "assess_accuracy", "assess_calibration", "assess_confusion",
+    "assess_hierarchical", "assess_hierarchical_calibration", "compare_groups", "compare_models", "load_result",
+    "simulate",
     "CI_PROB", "ConfigError", "DataError", "PbassessError", "Predictions", "__version__", "list_models",
     "load_data", "read_predictions",
 ]

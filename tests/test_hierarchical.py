@@ -21,7 +21,7 @@ from pbassess.assess.hierarchical import (
     fit_accuracy_counts,
 )
 from pbassess.errors import ConfigError, DataError
-from pbassess.hierarchical.compare import compare_variants, prior_predictive_check
+from pbassess.assess.pooling import compare_variants, prior_predictive_check
 from pbassess.hierarchical.models import (
     EnvironmentCounts,
     accuracy_model,

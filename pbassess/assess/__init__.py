@@ -1,1 +1,27 @@
-"""assess layer (public names are re-exported here once its modules land)."""
+"""Assessments: each computes counts, a posterior (conjugate or PyMC) and returns a result.
+
+* :func:`assess_accuracy` – classwise (or per-group / per-region) accuracy, rankings;
+* :func:`assess_calibration` – Bayesian reliability diagram, marginal and classwise ECE, bias;
+* :func:`assess_confusion` – confusion probabilities and expected cost under a cost matrix;
+* :func:`compare_groups`, :func:`compare_models` – differences, P(diff > 0), ROPE;
+* :func:`assess_hierarchical`, :func:`assess_hierarchical_calibration` – partial pooling
+  across environments.
+"""
+
+from pbassess.assess.accuracy import AccuracyResult, assess_accuracy
+from pbassess.assess.calibration import CalibrationResult, assess_calibration
+from pbassess.assess.compare import ComparisonResult, compare_groups, compare_models, fairness_table
+from pbassess.assess.cost import CostResult, assess_confusion
+from pbassess.assess.hierarchical import (
+    HierarchicalCalibrationResult,
+    HierarchicalResult,
+    assess_hierarchical,
+    assess_hierarchical_calibration,
+)
+from pbassess.assess.pooling import ModelComparison, compare_pooling, compare_priors
+
+__all__ = [
+    "AccuracyResult", "CalibrationResult", "ComparisonResult", "CostResult", "HierarchicalCalibrationResult",
+    "HierarchicalResult", "ModelComparison", "assess_accuracy", "assess_calibration", "assess_confusion", "assess_hierarchical",
+    "assess_hierarchical_calibration", "compare_groups", "compare_models", "compare_pooling", "compare_priors", "fairness_table",
+]

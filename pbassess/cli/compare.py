@@ -188,7 +188,7 @@ def run_hierarchical(args: argparse.Namespace) -> int:
                                          **sampler)
         payload = result.to_json()
         if args.compare_pooling:
-            from pbassess.hierarchical.compare import compare_pooling
+            from pbassess.assess.pooling import compare_pooling
 
             cmp = compare_pooling(pred, args.by, per_class=args.per_class, seed=args.seed, **sampler)
             table = cmp.table.reset_index(names="variant")

@@ -10,7 +10,7 @@
   each environment's ECE.
 * :func:`plot_ece`: forest plot of the environments' ECE posteriors.
 * :func:`plot_pooling_comparison`: the three fits (independent, pooled, hierarchical) of a
-  :class:`~pbassess.hierarchical.compare.ModelComparison` side by side.
+  :class:`~pbassess.assess.pooling.ModelComparison` side by side.
 """
 
 from __future__ import annotations

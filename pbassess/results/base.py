@@ -194,6 +194,8 @@ class AssessmentResult:
         attrs = tree.attrs
         metric = attrs.get("metric")
         if metric not in _REGISTRY:
+            import pbassess.assess  # noqa: F401  (registers the result classes of every metric)
+        if metric not in _REGISTRY:
             raise DataError(f"{path}: not a pbassess result (metric {metric!r})")
         version = attrs.get("pbassess_version")
         if version != __version__:
