@@ -93,11 +93,13 @@ def plot_accuracy(result: Any, *, top: int | None = None, bottom: int | None = N
     ax.plot(raw, y, "x", color="C3", ms=4, label="labeled accuracy")
     ax.set_yticks(y, [str(v) for v in table.index])
     ax.set_ylim(-0.7, len(table) - 0.3)
-    ax.set_xlim(-0.02, 1.02)
+    # Zoom on the intervals (accuracies near 1 would otherwise crowd the right edge).
+    low = float(np.nanmin(table["hdi_low"].to_numpy())) if len(table) else 0.0
+    ax.set_xlim(max(-0.02, low - 0.05), 1.02)
     ax.set_xlabel("accuracy")
     ax.set_ylabel(_region_label(result))
     ax.grid(axis="x", alpha=0.3)
-    ax.legend(loc="lower right", fontsize="small")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", borderaxespad=0)
     if created:
         ax.set_title(f"Accuracy per {_region_label(result)} ({result.engine})")
     return fig if created else ax
