@@ -1,0 +1,154 @@
+"""Plots of active-assessment experiments (the Dataset of :func:`pbassess.active.experiment.simulate`).
+
+Drawing never computes statistics beyond run averages: each function takes the Dataset and
+returns a matplotlib Figure.
+
+* :func:`plot_mrr`: run-averaged MRR against the fraction of the pool labeled, one line per
+  (strategy, prior), with a band of +-2 standard errors of the run average.
+* :func:`plot_success`: the success rate (share of runs whose estimated top-m set is right).
+* :func:`plot_label_efficiency`: the labels-to-MRR table as a horizontal bar chart.
+* :func:`plot_active`: the three side by side.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["plot_active", "plot_label_efficiency", "plot_mrr", "plot_success"]
+
+
+def _combos(ds):
+    for s in ds["strategy"].values:
+        for p in ds["prior"].values:
+            label = str(s) if ds.sizes["prior"] == 1 else f"{s} ({p})"
+            yield str(s), str(p), label
+
+
+def _title(ds) -> str:
+    m = int(ds.attrs.get("top_m", 1))
+    what = f"{ds.attrs.get('direction', '')} {ds.attrs.get('metric', '')}".strip()
+    top = "class" if m == 1 else f"{m} classes"
+    return f"{ds.attrs.get('name', '')}: {what} {top}".strip(": ")
+
+
+def _curve_axes(ds, var: str, ylabel: str, ax=None, band: bool = True):
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    else:
+        fig = ax.figure
+    x = ds["fraction"].values
+    for s, p, label in _combos(ds):
+        values = ds[var].sel(strategy=s, prior=p).values.astype(float)
+        mean = values.mean(axis=0)
+        (line,) = ax.plot(x, mean, label=label, lw=1.5)
+        if band and values.shape[0] > 1:
+            se = values.std(axis=0, ddof=1) / np.sqrt(values.shape[0])
+            ax.fill_between(x, np.clip(mean - 2 * se, 0, 1), np.clip(mean + 2 * se, 0, 1), color=line.get_color(),
+                            alpha=0.2, lw=0)
+    ax.set_xlabel("fraction of the pool labeled")
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlim(0, x[-1])
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(_title(ds), fontsize=9)
+    return fig, ax
+
+
+def plot_mrr(ds: Any, ax=None):
+    """Run-averaged MRR curves with +-2 SE bands.
+
+    Examples
+    --------
+    >>> from pbassess import Predictions
+    >>> from pbassess.active.experiment import simulate
+    >>> p = Predictions.from_top1([0, 0, 1, 1], [0.9, 0.8, 0.7, 0.6], [0, 1, 1, 1], classes=["a", "b"])
+    >>> fig = plot_mrr(simulate(p, strategies="ts", runs=3, log_every=1))
+    >>> fig.axes[0].get_ylabel()
+    'MRR (run average)'
+    """
+    fig, _ = _curve_axes(ds, "mrr", "MRR (run average)", ax=ax)
+    return fig
+
+
+def plot_success(ds: Any, ax=None):
+    """Success-rate curves (share of runs whose estimated top-m set is the true one).
+
+    Examples
+    --------
+    >>> from pbassess import Predictions
+    >>> from pbassess.active.experiment import simulate
+    >>> p = Predictions.from_top1([0, 0, 1, 1], [0.9, 0.8, 0.7, 0.6], [0, 1, 1, 1], classes=["a", "b"])
+    >>> plot_success(simulate(p, strategies="ts", runs=3, log_every=1)).axes[0].get_ylabel()
+    'success rate'
+    """
+    fig, _ = _curve_axes(ds, "success", "success rate", ax=ax, band=False)
+    return fig
+
+
+def plot_label_efficiency(ds: Any, threshold: float = 0.99, ax=None):
+    """Bar chart of the fraction of the pool needed until the run-averaged MRR reaches ``threshold``.
+
+    Combinations that never reach it are drawn at 1 and hatched.
+
+    Examples
+    --------
+    >>> from pbassess import Predictions
+    >>> from pbassess.active.experiment import simulate
+    >>> p = Predictions.from_top1([0, 0, 1, 1], [0.9, 0.8, 0.7, 0.6], [0, 1, 1, 1], classes=["a", "b"])
+    >>> len(plot_label_efficiency(simulate(p, strategies="ts,random-item", runs=3, log_every=1)).axes)
+    1
+    """
+    import matplotlib.pyplot as plt
+
+    from pbassess.active.evaluation import labels_to_mrr
+
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(4.5, 0.45 * ds.sizes["strategy"] * ds.sizes["prior"] + 1.2))
+    else:
+        fig = ax.figure
+    labels, values = [], []
+    for s, p, label in _combos(ds):
+        labels.append(label)
+        values.append(labels_to_mrr(ds["mrr"].sel(strategy=s, prior=p).values, ds["labels"].values,
+                                    int(ds.attrs["n_items"]), threshold))
+    y = np.arange(len(labels))
+    vals = np.array(values)
+    never = np.isnan(vals)
+    bars = ax.barh(y, np.where(never, 1.0, vals), color=["0.8" if n else "C0" for n in never])
+    for bar, v, n in zip(bars, vals, never, strict=True):
+        if n:
+            bar.set_hatch("//")
+        ax.text(bar.get_width() + 0.01, bar.get_y() + bar.get_height() / 2, "never" if n else f"{v:.0%}",
+                va="center", fontsize=8)
+    ax.set_yticks(y, labels)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1.15)
+    ax.set_xlabel(f"fraction of the pool labeled until MRR >= {threshold:g}")
+    ax.set_title(_title(ds), fontsize=9)
+    return fig
+
+
+def plot_active(ds: Any, threshold: float = 0.99):
+    """MRR curves, success curves and the label-efficiency bars side by side.
+
+    Examples
+    --------
+    >>> from pbassess import Predictions
+    >>> from pbassess.active.experiment import simulate
+    >>> p = Predictions.from_top1([0, 0, 1, 1], [0.9, 0.8, 0.7, 0.6], [0, 1, 1, 1], classes=["a", "b"])
+    >>> len(plot_active(simulate(p, strategies="ts", runs=3, log_every=1)).axes)
+    3
+    """
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(15, 3.8), gridspec_kw={"width_ratios": [1.2, 1.2, 0.9]})
+    plot_mrr(ds, ax=axes[0])
+    plot_success(ds, ax=axes[1])
+    plot_label_efficiency(ds, threshold, ax=axes[2])
+    fig.tight_layout()
+    return fig
