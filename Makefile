@@ -9,7 +9,7 @@ SHARED_DATA := $(abspath ../shared/data)
 export PBASSESS_DATA_DIR ?= $(if $(wildcard $(SHARED_DATA)),$(SHARED_DATA),)
 export MPLBACKEND ?= Agg
 
-.PHONY: demo test test-all lint bench setup clean
+.PHONY: demo test test-fast lint bench setup clean
 
 $(VENV)/.installed: pyproject.toml
 	@if [ -z "$(PYTHON312)" ]; then echo "error: python3.12 not found on PATH (pbassess needs Python 3.12)" >&2; exit 1; fi

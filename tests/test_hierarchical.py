@@ -20,8 +20,8 @@ from pbassess.assess.hierarchical import (
     assess_hierarchical_calibration,
     fit_accuracy_counts,
 )
-from pbassess.errors import ConfigError, DataError
 from pbassess.assess.pooling import compare_variants, prior_predictive_check
+from pbassess.errors import ConfigError, DataError
 from pbassess.hierarchical.models import (
     EnvironmentCounts,
     accuracy_model,

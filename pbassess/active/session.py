@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from pbassess._json import to_jsonable
 from pbassess.active.select import (
     STRATEGIES,
     TARGETS,
@@ -960,7 +961,7 @@ class LabelingSession:
             plt.close(fig)
             written[kind] = target
         status_path = out / "status.json"
-        atomic_write_bytes(status_path, (json.dumps(_clean(result.to_json()), indent=1) + "\n").encode())
+        atomic_write_bytes(status_path, (json.dumps(to_jsonable(result.to_json()), indent=1) + "\n").encode())
         written["status"] = status_path
         return written
 
@@ -1030,20 +1031,6 @@ def _frame_rows(frame: Any, what: str, line_offset: int | None) -> list[tuple[st
 
     where = (lambda r: f"line {r + line_offset}") if line_offset is not None else (lambda r: f"row {r}")
     return [(_text(i), _text(v), where(r)) for r, (i, v) in enumerate(zip(frame["item_id"], frame["label"], strict=True))]
-
-
-def _clean(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {str(k): _clean(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_clean(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return _clean(obj.tolist())
-    if isinstance(obj, np.generic):
-        return _clean(obj.item())
-    if isinstance(obj, float) and not np.isfinite(obj):
-        return None
-    return obj
 
 
 # ---------------------------------------------------------------------------- result
@@ -1135,7 +1122,7 @@ class SessionPosterior(AssessmentResult):
             entry["p_answer"] = None if np.isnan(row["p_answer"]) else float(row["p_answer"])
             rows.append(entry)
         opts = self.options
-        return _clean({
+        return to_jsonable({
             "labeled": opts["labeled"], "pool_items": int(table["pool"].sum()), "outstanding": opts["outstanding"],
             "batches_issued": opts["batches_issued"], "exhausted": opts["exhausted"],
             "target": opts["target"], "top_m": opts["top_m"], "strategy": opts["strategy"], "metric": metric,

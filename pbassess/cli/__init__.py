@@ -14,6 +14,7 @@ import json
 import sys
 from typing import Any
 
+from pbassess._json import to_jsonable
 from pbassess.errors import PbassessError
 
 __all__ = ["emit_json", "main"]
@@ -23,23 +24,7 @@ SUBCOMMAND_MODULES = ("data", "assess", "demo", "simulate", "session", "compare"
 
 def emit_json(obj: Any) -> None:
     """Print exactly one JSON object on stdout (NaN becomes null)."""
-    print(json.dumps(_clean(obj), allow_nan=False))
-
-
-def _clean(obj: Any) -> Any:
-    import numpy as np
-
-    if isinstance(obj, dict):
-        return {str(k): _clean(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_clean(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return _clean(obj.tolist())
-    if isinstance(obj, np.generic):
-        return _clean(obj.item())
-    if isinstance(obj, float) and (obj != obj or obj in (float("inf"), float("-inf"))):
-        return None
-    return obj
+    print(json.dumps(to_jsonable(obj), allow_nan=False))
 
 
 def build_parser() -> argparse.ArgumentParser:

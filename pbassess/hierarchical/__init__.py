@@ -5,6 +5,11 @@ independently / pooled / hierarchically and comparing the fits (LOO, prior predi
 diagnostics) is :mod:`pbassess.assess.pooling`.
 """
 
-from pbassess.hierarchical.models import accuracy_model, calibration_model, calibration_counts, environment_counts
+from pbassess.hierarchical.models import (
+    accuracy_model,
+    calibration_counts,
+    calibration_model,
+    environment_counts,
+)
 
 __all__ = ["accuracy_model", "calibration_counts", "calibration_model", "environment_counts"]

@@ -449,7 +449,7 @@ def accuracy_model(
     --------
     >>> m = accuracy_model([30, 4], [27, 2], environments=["a", "b"])
     >>> sorted(v.name for v in m.free_RVs)
-    ['mu', 'sigma', 'u_z']
+    ['mu', 'sigma', 'u_c', 'u_z']
     >>> m.named_vars_to_dims["accuracy"]
     ('environment',)
     """

@@ -12,27 +12,9 @@ from typing import Any
 import numpy as np
 
 from pbassess.errors import ConfigError
+from pbassess.plots._common import check_count, forest_axes
 
 __all__ = ["plot_accuracy", "plot_p_extreme", "plot_rank_intervals"]
-
-
-def _axes(ax: Any, n_rows: int, width: float = 6.4):
-    """The given Axes, or a new figure sized for ``n_rows`` labelled rows."""
-    import matplotlib.pyplot as plt
-
-    if ax is not None:
-        return ax.figure, ax, False
-    height = min(max(2.0, 0.22 * n_rows + 1.2), 24.0)
-    fig, new_ax = plt.subplots(figsize=(width, height), layout="constrained")
-    return fig, new_ax, True
-
-
-def _check_count(name: str, value: Any) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ConfigError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
 
 
 def _region_label(result: Any) -> str:
@@ -68,8 +50,8 @@ def plot_accuracy(result: Any, *, top: int | None = None, bottom: int | None = N
     >>> [t.get_text() for t in fig.axes[0].get_yticklabels()]
     ['c', 'a']
     """
-    top = _check_count("top", top)
-    bottom = _check_count("bottom", bottom)
+    top = check_count("top", top)
+    bottom = check_count("bottom", bottom)
     table = result.summary()
     if sort or top is not None or bottom is not None:
         table = table.sort_values("mean", kind="stable")
@@ -81,7 +63,7 @@ def plot_accuracy(result: Any, *, top: int | None = None, bottom: int | None = N
         if top is not None:
             keep[max(n_rows - top, 0):] = True
         table = table[keep]
-    fig, ax, created = _axes(ax, len(table))
+    fig, ax, created = forest_axes(ax, len(table))
     y = np.arange(len(table))[::-1]
     mean = table["mean"].to_numpy()
     ax.hlines(y, table["hdi_low"].to_numpy(), table["hdi_high"].to_numpy(), color="C0", lw=2,
@@ -131,11 +113,11 @@ def plot_p_extreme(result: Any, *, which: str = "lowest", top: int = 20, ax: Any
     """
     if which not in ("lowest", "highest"):
         raise ConfigError(f"which must be 'lowest' or 'highest', got {which!r}")
-    top = _check_count("top", top)
+    top = check_count("top", top)
     table = result.summary()
     column = f"p_{which}"
     table = table.sort_values(column, ascending=False, kind="stable").head(top)
-    fig, ax, created = _axes(ax, len(table))
+    fig, ax, created = forest_axes(ax, len(table))
     y = np.arange(len(table))[::-1]
     ax.barh(y, table[column].to_numpy(), color="C3" if which == "lowest" else "C2")
     ax.set_yticks(y, [str(v) for v in table.index])
@@ -173,11 +155,11 @@ def plot_rank_intervals(result: Any, *, top: int | None = None, ax: Any = None):
     >>> len(fig.axes[0].get_yticks())
     3
     """
-    top = _check_count("top", top)
+    top = check_count("top", top)
     table = result.rank_summary().dropna(subset=["mean_rank"]).sort_values("mean_rank", kind="stable")
     if top is not None:
         table = table.head(top)
-    fig, ax, created = _axes(ax, len(table))
+    fig, ax, created = forest_axes(ax, len(table))
     y = np.arange(len(table))[::-1]
     ax.hlines(y, table["rank_low"].to_numpy(), table["rank_high"].to_numpy(), color="C0", lw=2,
               label=f"{100 * result.ci_prob:.10g}% HDI of rank")

@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from pbassess.plots._common import figure_and_axes
+
 __all__ = ["plot_active", "plot_label_efficiency", "plot_mrr", "plot_success"]
 
 
@@ -34,12 +36,7 @@ def _title(ds) -> str:
 
 
 def _curve_axes(ds, var: str, ylabel: str, ax=None, band: bool = True):
-    import matplotlib.pyplot as plt
-
-    if ax is None:
-        fig, ax = plt.subplots(figsize=(5.5, 3.6))
-    else:
-        fig = ax.figure
+    fig, ax, _ = figure_and_axes(ax, (5.5, 3.6))
     x = ds["fraction"].values
     for s, p, label in _combos(ds):
         values = ds[var].sel(strategy=s, prior=p).values.astype(float)
@@ -103,14 +100,9 @@ def plot_label_efficiency(ds: Any, threshold: float = 0.99, ax=None):
     >>> len(plot_label_efficiency(simulate(p, strategies="ts,random-item", runs=3, log_every=1)).axes)
     1
     """
-    import matplotlib.pyplot as plt
-
     from pbassess.active.evaluation import labels_to_mrr
 
-    if ax is None:
-        fig, ax = plt.subplots(figsize=(4.5, 0.45 * ds.sizes["strategy"] * ds.sizes["prior"] + 1.2))
-    else:
-        fig = ax.figure
+    fig, ax, _ = figure_and_axes(ax, (4.5, 0.45 * ds.sizes["strategy"] * ds.sizes["prior"] + 1.2))
     labels, values = [], []
     for s, p, label in _combos(ds):
         labels.append(label)

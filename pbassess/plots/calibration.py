@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from pbassess.errors import ConfigError
+from pbassess.plots._common import figure_and_axes, forest_axes
 
 __all__ = ["plot_classwise_ece", "plot_ece", "plot_reliability"]
 
@@ -97,13 +98,7 @@ def plot_ece(result: Any, *, ax: Any = None):
     >>> len(ax.lines)
     1
     """
-    import matplotlib.pyplot as plt
-
-    created = ax is None
-    if created:
-        fig, ax = plt.subplots(figsize=(5.5, 3.5), layout="constrained")
-    else:
-        fig = ax.figure
+    fig, ax, created = figure_and_axes(ax, (5.5, 3.5), layout="constrained")
     draws = result.draws("ece")
     summ = result.ece_summary()
     ax.hist(draws, bins=60, density=True, color="C0", alpha=0.6, label="posterior")
@@ -134,17 +129,11 @@ def plot_classwise_ece(result: Any, *, top: int = 20, ax: Any = None):
     >>> [t.get_text() for t in fig.axes[0].get_yticklabels()]
     ['b', 'c']
     """
-    import matplotlib.pyplot as plt
-
     if isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 1:
         raise ConfigError(f"top must be a positive integer, got {top!r}")
     table = result.classwise_summary()
     table = table[table["n_pool"] > 0].sort_values("ece_mean", ascending=False, kind="stable").head(int(top))
-    created = ax is None
-    if created:
-        fig, ax = plt.subplots(figsize=(6.0, min(max(2.0, 0.22 * len(table) + 1.2), 24.0)), layout="constrained")
-    else:
-        fig = ax.figure
+    fig, ax, created = forest_axes(ax, len(table), width=6.0)
     y = np.arange(len(table))[::-1]
     ax.hlines(y, table["ece_hdi_low"].to_numpy(), table["ece_hdi_high"].to_numpy(), color="C0", lw=2,
               label=f"{100 * result.ci_prob:.10g}% HDI")

@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from pbassess.plots._common import figure_and_axes
+
 __all__ = ["plot_comparison", "plot_fairness", "plot_labeling_curves"]
 
 
@@ -121,12 +123,7 @@ def plot_labeling_curves(simulation: Any, *, ax: Any = None):
     --------
     >>> # fig = plot_labeling_curves(simulate_rope_labeling(pred, "sex", rope=0.02))
     """
-    import matplotlib.pyplot as plt
-
-    if ax is None:
-        fig, ax = plt.subplots(figsize=(6.5, 4))
-    else:
-        fig = ax.figure
+    fig, ax, _ = figure_and_axes(ax, (6.5, 4))
     for i, (strategy, rate) in enumerate(simulation.match_rate.items()):
         needed = simulation.labels_needed[strategy]
         label = f"{strategy} (needs {needed})" if needed is not None else f"{strategy} (not reached)"

@@ -14,20 +14,12 @@ from typing import Any
 import numpy as np
 
 from pbassess.errors import ConfigError
+from pbassess.plots._common import check_count, figure_and_axes, forest_axes
 
 __all__ = ["plot_confusion", "plot_expected_cost"]
 
 #: Above this many classes the heatmap drops its tick labels (they would overlap).
 _MAX_TICK_LABELS = 30
-
-
-def _new_axes(ax: Any, size: tuple[float, float]):
-    import matplotlib.pyplot as plt
-
-    if ax is not None:
-        return ax.figure, ax, False
-    fig, new_ax = plt.subplots(figsize=size, layout="constrained")
-    return fig, new_ax, True
 
 
 def plot_confusion(result: Any, *, classes: Sequence[str] | None = None, ax: Any = None):
@@ -69,7 +61,7 @@ def plot_confusion(result: Any, *, classes: Sequence[str] | None = None, ax: Any
     values = conf.to_numpy()
     k = values.shape[0]
     side = min(max(3.5, 0.25 * k + 2.0), 14.0)
-    fig, ax, created = _new_axes(ax, (side + 1.0, side))
+    fig, ax, created = figure_and_axes(ax, (side + 1.0, side), layout="constrained")
     image = ax.imshow(values, cmap="viridis", vmin=0.0, vmax=1.0, interpolation="nearest", aspect="equal")
     names = [str(v) for v in conf["predicted"].to_numpy()]
     if k <= _MAX_TICK_LABELS:
@@ -108,13 +100,12 @@ def plot_expected_cost(result: Any, *, top: int | None = None, ax: Any = None):
     >>> [t.get_text() for t in fig.axes[0].get_yticklabels()]
     ['c', 'a']
     """
-    if top is not None and (isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 1):
-        raise ConfigError(f"top must be a positive integer, got {top!r}")
+    top = check_count("top", top)
     table = result.summary().sort_values("mean", ascending=False, kind="stable")
     if top is not None:
-        table = table.head(int(top))
+        table = table.head(top)
     n_rows = len(table)
-    fig, ax, created = _new_axes(ax, (6.4, min(max(2.0, 0.22 * n_rows + 1.2), 24.0)))
+    fig, ax, created = forest_axes(ax, n_rows)
     y = np.arange(n_rows)[::-1]
     ax.hlines(y, table["hdi_low"].to_numpy(), table["hdi_high"].to_numpy(), color="C0", lw=2,
               label=f"{100 * result.ci_prob:.10g}% HDI")

@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from pbassess.plots._common import figure_and_axes
+
 __all__ = [
     "plot_ece",
     "plot_environment_accuracy",
@@ -26,15 +28,6 @@ __all__ = [
     "plot_environment_reliability",
     "plot_pooling_comparison",
 ]
-
-
-def _axes(ax: Any, figsize: tuple[float, float]):
-    import matplotlib.pyplot as plt
-
-    if ax is None:
-        fig, ax = plt.subplots(figsize=figsize)
-        return fig, ax
-    return ax.figure, ax
 
 
 def plot_environment_accuracy(result: Any, *, ax: Any = None, show_raw: bool = True):
@@ -47,7 +40,7 @@ def plot_environment_accuracy(result: Any, *, ax: Any = None, show_raw: bool = T
     table = result.summary()
     env_rows = table[table["level"] == "environment"].reset_index(drop=True)
     pop = table[table["level"] == "population"].set_index("environment")
-    fig, ax = _axes(ax, (6.5, 0.45 * len(env_rows) + 1.6))
+    fig, ax, _ = figure_and_axes(ax, (6.5, 0.45 * len(env_rows) + 1.6))
     y = np.arange(len(env_rows))[::-1]
     if "population mean" in pop.index:
         row = pop.loc["population mean"]
@@ -79,7 +72,7 @@ def plot_environment_class_accuracy(result: Any, *, ax: Any = None, cmap: str = 
     """
     mean = result.posterior["accuracy"].mean(("chain", "draw")).to_numpy()
     envs, classes = result.environments, result.classes
-    fig, ax = _axes(ax, (min(2 + 0.12 * len(classes), 16), 1.2 + 0.4 * len(envs)))
+    fig, ax, _ = figure_and_axes(ax, (min(2 + 0.12 * len(classes), 16), 1.2 + 0.4 * len(envs)))
     im = ax.imshow(mean, aspect="auto", cmap=cmap, vmin=0, vmax=1)
     ax.set_yticks(range(len(envs)))
     ax.set_yticklabels(envs)
@@ -144,7 +137,7 @@ def plot_ece(result: Any, *, ax: Any = None):
     >>> # fig = plot_ece(assess_hierarchical_calibration(pred, "environment"))
     """
     table = result.summary()
-    fig, ax = _axes(ax, (6, 0.45 * len(table) + 1.4))
+    fig, ax, _ = figure_and_axes(ax, (6, 0.45 * len(table) + 1.4))
     y = np.arange(len(table))[::-1]
     ax.hlines(y, table["hdi_low"], table["hdi_high"], lw=2.5, color="C1")
     ax.plot(table["ece_mean"], y, "o", color="C1", label="posterior mean and HDI")
@@ -167,7 +160,7 @@ def plot_pooling_comparison(comparison: Any, *, ax: Any = None):
     results = comparison.results
     first = next(iter(results.values()))
     envs = first.environments
-    fig, ax = _axes(ax, (7, 0.55 * len(envs) + 1.6))
+    fig, ax, _ = figure_and_axes(ax, (7, 0.55 * len(envs) + 1.6))
     y0 = np.arange(len(envs))[::-1].astype(float)
     width = 0.7 / max(len(results), 1)
     for j, (name, res) in enumerate(results.items()):

@@ -7,8 +7,14 @@ agreement tests use.
 
 from pbassess.stats.beta import beta_hdi, beta_posterior, beta_prior
 from pbassess.stats.calibration import ece_from_draws, frequentist_ece
+from pbassess.stats.counts import (
+    bin_edges,
+    bin_index,
+    binned_counts,
+    confusion_counts,
+    region_counts,
+)
 from pbassess.stats.intervals import hdi_from_draws
-from pbassess.stats.counts import bin_edges, bin_index, binned_counts, confusion_counts, region_counts
 from pbassess.stats.ranking import prob_extreme, prob_in_extreme_m, rank_draws
 from pbassess.stats.sampling import as_generator, beta_draws, dirichlet_draws
 

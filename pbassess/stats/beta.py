@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
 from pbassess.constants import CI_PROB
 from pbassess.errors import ConfigError
 
