@@ -334,3 +334,17 @@ def test_demo_writes_the_report(capsys, tmp_path):
     # Seeded: a second run gives the same numbers.
     code, stdout2, _ = run_cli(capsys, "demo", "--out", str(tmp_path / "again"))
     assert stdout2.replace(str(tmp_path / "again"), str(out)) == stdout
+
+
+def test_assess_normalize_rescales_rows_that_do_not_sum_to_one(tmp_path, capsys):
+    import json as _json
+
+    from pbassess.cli import main as _main
+
+    bad = tmp_path / "unnormalised.csv"
+    bad.write_text("item_id,label,p_a,p_b\nx,a,2,2\ny,b,1,3\nz,a,3,1\n")
+    assert _main(["assess", str(bad), "--json"]) == 2
+    assert "--normalize" in capsys.readouterr().err
+    assert _main(["assess", str(bad), "--json", "--normalize"]) == 0
+    out = _json.loads(capsys.readouterr().out)
+    assert out["n"] == [2, 1]

@@ -1,5 +1,5 @@
 """The ``pbassess`` command line: ``data``, ``assess``, ``demo``, ``simulate``, ``session``,
-``compare`` and ``hierarchical``.
+``compare`` and ``hierarchical`` (the last two both registered by :mod:`pbassess.cli.compare`).
 
 Each subcommand lives in its own module exposing ``register(subparsers)``, which adds a parser
 whose ``func(args) -> int`` runs it. Errors a user can trigger (:class:`PbassessError`) print
@@ -35,13 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"pbassess {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in SUBCOMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"pbassess.cli.{name}")
-        except ModuleNotFoundError as exc:  # a subcommand still under construction
-            if exc.name != f"pbassess.cli.{name}":
-                raise
-            continue
-        module.register(sub)
+        importlib.import_module(f"pbassess.cli.{name}").register(sub)
     return parser
 
 

@@ -66,6 +66,8 @@ def register(subparsers: Any) -> None:
                    help="binary-score CSV data: the classifier column to assess (e.g. score_LR)")
     p.add_argument("--threshold", default=None, metavar="T",
                    help=f"binary-score CSV data: predict the positive class at score >= T (default {DEFAULT_THRESHOLD:g})")
+    p.add_argument("--normalize", action="store_true",
+                   help="rescale probability rows that do not sum to one instead of rejecting them")
     p.add_argument("--cost", default=None, metavar="{zero-one,people,superclass,FILE.csv}",
                    help="cost matrix of --metric cost: zero-one (default), the CIFAR-100 people or superclass "
                         "matrices, or a K x K CSV (rows predicted, columns true class)")
@@ -131,7 +133,8 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------ data
-def load_predictions(data: str, *, models: str | None = None, threshold: float | None = None):
+def load_predictions(data: str, *, models: str | None = None, threshold: float | None = None,
+                     normalize: bool = False):
     """Load ``DATA`` (a registered name or a file) with the binary-score options.
 
     Returns
@@ -172,6 +175,10 @@ def load_predictions(data: str, *, models: str | None = None, threshold: float |
     elif models is not None or threshold is not None:
         option = "--models" if models is not None else "--threshold"
         raise ConfigError(f"{option} applies only to binary-score CSV data; {data!r} is {fmt}")
+    if normalize:
+        if fmt not in ("label-probs-text", "pbassess-csv"):
+            raise ConfigError(f"--normalize applies to files with probability columns; {data!r} is {fmt}")
+        options["normalize"] = True
     return registry.load_data(data, **options), name
 
 
@@ -298,7 +305,8 @@ def run(args: argparse.Namespace) -> int:
     from pbassess.report import save_result
 
     opts = _options(args)
-    preds, name = load_predictions(args.data, models=opts["models"], threshold=opts["threshold"])
+    preds, name = load_predictions(args.data, models=opts["models"], threshold=opts["threshold"],
+                                   normalize=args.normalize)
     result = assess_predictions(
         preds, metric=opts["metric"], prior=opts["prior"], pseudocount=opts["pseudocount"], bins=opts["bins"],
         engine=opts["engine"], draws=opts["draws"], seed=opts["seed"], cost=opts["cost"], by=opts["by"],

@@ -218,7 +218,7 @@ class Predictions:
         elif np.abs(sums - 1).max() > tolerance:
             row = _first_bad(np.abs(sums - 1) > tolerance)
             raise DataError(
-                f"probabilities: row {row} sums to {sums[row]:.6g}, not 1 (tolerance {tolerance:g}; pass normalize=True to rescale)"
+                f"probabilities: row {row} sums to {sums[row]:.6g}, not 1 (tolerance {tolerance:g}; pass normalize=True, or --normalize on the command line, to rescale)"
             )
         names = _as_class_names(classes, p.shape[1])
         if len(names) != p.shape[1]:
