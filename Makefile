@@ -9,7 +9,7 @@ SHARED_DATA := $(abspath ../shared/data)
 export PBASSESS_DATA_DIR ?= $(if $(wildcard $(SHARED_DATA)),$(SHARED_DATA),)
 export MPLBACKEND ?= Agg
 
-.PHONY: demo test test-fast lint bench setup clean
+.PHONY: demo test test-fast lint bench docs setup clean
 
 $(VENV)/.installed: pyproject.toml
 	@if [ -z "$(PYTHON312)" ]; then echo "error: python3.12 not found on PATH (pbassess needs Python 3.12)" >&2; exit 1; fi
@@ -36,6 +36,11 @@ bench: setup
 	$(PY) benchmarks/static.py
 	$(PY) benchmarks/active.py
 	$(PY) benchmarks/hierarchical.py
+
+docs: setup
+	$(PY) -m pip install -q -e '.[docs]'
+	$(VENV)/bin/sphinx-build -q -b html docs docs/_build/html
+	@echo "docs written to docs/_build/html/index.html"
 
 clean:
 	rm -rf $(VENV) reports .pytest_cache

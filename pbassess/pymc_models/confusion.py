@@ -41,13 +41,13 @@ default (``sample_kwargs={"nuts_sampler": "pymc"}`` for PyMC's own NUTS, which c
 and suits tiny models).
 
 Measured wall times, compile included, 4 chains x 1000 draws + 1000 tune on 2 cores, 0-1 cost,
-``alpha = 2/K`` (``benchmarks/static.py``; the machine was shared, so +-50%):
+``alpha = 2/K`` (``benchmarks/static.py``; the machine was shared, so +-50%; the naive model took
+~140 s with PyMC's own NUTS on an idle machine):
 
 =============================================  ============  ====================================
 100 x 100 synthetic CIFAR-like counts           wall time     diagnostics
 =============================================  ============  ====================================
 pm.Dirichlet + pm.Multinomial, nutpie           812 s         R-hat 2.27, ESS 6, 1650 divergences
-                                                              (the lead: ~140 s with PyMC NUTS)
 Poisson-Gamma, log-Gamma cells, nutpie          503 s         R-hat 18.7, 3000 divergences
 Poisson-Gamma, every cell boosted, nutpie       344 s         R-hat 1.003, tree depth 5.5
 Poisson-Gamma, small shapes boosted, nutpie     142-297 s     R-hat 1.003, 18,697 parameters
