@@ -91,6 +91,16 @@ class _HierarchicalBase(AssessmentResult):
 
     metric = "hierarchical-base"
 
+    @property
+    def by(self) -> str:
+        """The group column that defines the environments."""
+        return str(self.options.get("by", "environment"))
+
+    @property
+    def environments(self) -> list[str]:
+        """The environment names, in the posterior's order."""
+        return [str(e) for e in self.posterior["environment"].to_numpy()]
+
     def _diag(self) -> dict[str, Any]:
         diag = dict(self.diagnostics or {})
         return {
@@ -114,14 +124,6 @@ class HierarchicalResult(_HierarchicalBase):
     """
 
     metric = "hierarchical"
-
-    @property
-    def by(self) -> str:
-        return str(self.options.get("by", "environment"))
-
-    @property
-    def environments(self) -> list[str]:
-        return [str(e) for e in self.posterior["environment"].to_numpy()]
 
     @property
     def classes(self) -> list[str] | None:
@@ -246,14 +248,6 @@ class HierarchicalCalibrationResult(_HierarchicalBase):
     """
 
     metric = "hierarchical-calibration"
-
-    @property
-    def by(self) -> str:
-        return str(self.options.get("by", "environment"))
-
-    @property
-    def environments(self) -> list[str]:
-        return [str(e) for e in self.posterior["environment"].to_numpy()]
 
     @property
     def bins(self) -> list[str]:
