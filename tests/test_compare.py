@@ -64,7 +64,7 @@ def test_rope_decision_codes():
 # ---------------------------------------------------------------------------- groups
 def test_accuracy_groups_match_conjugate_posterior(rng):
     p, _ = _binary_pool(rng)
-    r = compare_groups(p, "sex", rope=0.03, seed=0, n_draws=40_000)
+    r = compare_groups(p, "sex", rope=0.03, seed=0, draws=40_000)
     sex = p.group("sex")
     for i, g in enumerate(r.groups):
         m = (sex == g) & p.labeled
@@ -93,8 +93,8 @@ def test_rates_count_the_right_items(rng, metric):
 
 def test_calibration_bias_and_ece(rng):
     p, _ = _binary_pool(rng)
-    acc = compare_groups(p, "sex", seed=4, n_draws=2000)
-    bias = compare_groups(p, "sex", metric="calibration-bias", seed=4, n_draws=2000)
+    acc = compare_groups(p, "sex", seed=4, draws=2000)
+    bias = compare_groups(p, "sex", metric="calibration-bias", seed=4, draws=2000)
     sex = p.group("sex")
     mean_conf = np.array([p.confidence[sex == g].mean() for g in acc.groups])
     # Same seed, same Beta draws: bias = mean confidence - accuracy, draw by draw.
@@ -133,7 +133,7 @@ def test_group_errors(rng):
 
 def test_mcmc_engine_agrees_with_conjugate(rng):
     p, _ = _binary_pool(rng, n=600)
-    exact = compare_groups(p, "sex", seed=0, n_draws=20_000).group_summary()["mean"].to_numpy()
+    exact = compare_groups(p, "sex", seed=0, draws=20_000).group_summary()["mean"].to_numpy()
     mcmc = compare_groups(p, "sex", engine="mcmc", seed=0, draws=500, tune=300, chains=2, cores=1, sampler="pymc")
     # Posterior sds ~0.02; MCMC SE with ESS >= 300 is < 0.0015: tolerance 0.006.
     assert mcmc.group_summary()["mean"].to_numpy() == pytest.approx(exact, abs=0.006)
@@ -159,7 +159,7 @@ def test_paired_model_counts_and_mean(rng):
     base = np.clip(y * 0.6 + 0.2 + rng.normal(0, 0.2, n), 0, 1)
     a = Predictions.from_binary_scores(base, y)
     b = Predictions.from_binary_scores(np.clip(base + rng.normal(0, 0.02, n), 0, 1), y)
-    r = compare_models({"A": a, "B": b}, rope=0.01, seed=0, n_draws=20_000)
+    r = compare_models({"A": a, "B": b}, rope=0.01, seed=0, draws=20_000)
     joint = r.counts["joint"].sel(pair="A - B").to_numpy()
     ca, cb = a.correct, b.correct
     assert joint.tolist() == [int((ca & cb).sum()), int((ca & ~cb).sum()), int((~ca & cb).sum()),

@@ -405,7 +405,7 @@ def compare_groups(
     prior: str = "uniform",
     pseudocount: float = DEFAULT_PSEUDOCOUNT,
     bins: int = DEFAULT_BINS,
-    n_draws: int = DEFAULT_DRAWS,
+    draws: int = DEFAULT_DRAWS,
     engine: str = "conjugate",
     ci_prob: float = CI_PROB,
     seed: Any = None,
@@ -431,7 +431,7 @@ def compare_groups(
         Prior strength pc.
     bins : int
         Equal-width confidence bins for ``ece``.
-    n_draws : int
+    draws : int
         Exact posterior draws of the conjugate engine.
     engine : {"conjugate", "mcmc"}
         Exact Beta draws (default) or NUTS on the same model.
@@ -471,13 +471,13 @@ def compare_groups(
         _positive_score(predictions)
     n_items = np.array([int(m.sum()) for m in masks])
     if metric == "ece":
-        values, n, k = _ece_draws(predictions, masks, bins, prior, pseudocount, engine, n_draws, rng, sampler)
+        values, n, k = _ece_draws(predictions, masks, bins, prior, pseudocount, engine, draws, rng, sampler)
     else:
         cells = [_beta_cell(predictions, m, metric) for m in masks]
         n = np.array([c[0] for c in cells])
         k = np.array([c[1] for c in cells])
         alpha, beta = _beta_prior(prior, pseudocount, np.array([c[2] for c in cells]))
-        values = _draw_betas(alpha, beta, n, k, engine, n_draws, rng, sampler)
+        values = _draw_betas(alpha, beta, n, k, engine, draws, rng, sampler)
         if metric == "calibration-bias":
             conf = np.asarray(predictions.confidence, dtype=float)
             values = np.array([conf[m].mean() for m in masks]) - values
@@ -511,7 +511,7 @@ def compare_models(
     mask: Any = None,
     pseudocount: float = DEFAULT_PSEUDOCOUNT,
     bins: int = DEFAULT_BINS,
-    n_draws: int = DEFAULT_DRAWS,
+    draws: int = DEFAULT_DRAWS,
     engine: str = "conjugate",
     ci_prob: float = CI_PROB,
     seed: Any = None,
@@ -574,7 +574,7 @@ def compare_models(
     n_items = np.full(len(names), int(sel.sum()))
     pairs = _pair_list(names)
     if metric == "ece":
-        ece = [_ece_draws(p, [sel], bins, "uniform", pc, engine, n_draws, rng, sampler) for p in preds]
+        ece = [_ece_draws(p, [sel], bins, "uniform", pc, engine, draws, rng, sampler) for p in preds]
         values = np.concatenate([e[0] for e in ece], axis=-1)
         n = np.array([int(e[1][0]) for e in ece])
         k = np.array([int(e[2][0]) for e in ece])
@@ -589,9 +589,9 @@ def compare_models(
                            int((~success[i][rel] & success[j][rel]).sum()), int((~success[i][rel] & ~success[j][rel]).sum())]
                           for i, j in pairs])
         alpha = np.full((len(pairs), 4), pc / 4)
-        pi = _draw_dirichlets(alpha, joint, engine, n_draws, rng, sampler)
+        pi = _draw_dirichlets(alpha, joint, engine, draws, rng, sampler)
         diffs = pi[..., 1] - pi[..., 2]
-        values = _draw_betas(np.full(len(names), pc / 2), np.full(len(names), pc / 2), n, k, engine, n_draws,
+        values = _draw_betas(np.full(len(names), pc / 2), np.full(len(names), pc / 2), n, k, engine, draws,
                              rng, sampler)
         if values.shape[:2] != diffs.shape[:2]:
             raise DataError("internal: draw shapes differ between marginals and pairs")
