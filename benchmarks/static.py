@@ -12,6 +12,10 @@ Prints one line per figure:
   each class confused with a few others; ~87% zero cells). Target: <= 30 s for 4 chains x 1000
   draws (+1000 tuning) on 2 cores.
 
+* the build-pool figure (issue 8): reading and assessing 10^7 top-1 items from a text file
+  against reading the same columns with pyarrow plus ``np.bincount``, as a ratio (target
+  <= 5x), with the peak RSS of each (``--build-pool`` runs only this one).
+
 With ``--compare`` it also times the alternative parametrisations of the 100-class confusion
 model that :mod:`pbassess.pymc_models.confusion` was chosen against (several minutes each).
 
@@ -22,6 +26,7 @@ Usage::
 
     python benchmarks/static.py             # all figures
     python benchmarks/static.py --compare   # plus the slower alternative parametrisations
+    python benchmarks/static.py --build-pool [--items N]   # only the build-pool figure
 """
 
 from __future__ import annotations
@@ -166,12 +171,130 @@ def naive_dirichlet_figure(counts: np.ndarray, sampler: str) -> None:
          note=f"{sampler}; {diagnostics_note(idata, 'expected_cost')}")
 
 
+# =============================================================================== build-pool figure (issue 8)
+# Building and assessing a pool of N top-1 items read from a file (pbassess.read_predictions, then
+# the accuracy counts and their conjugate posterior via assess_accuracy) against the floor: reading
+# the same columns with pyarrow plus np.bincount. Both run in fresh subprocesses of this run (imports
+# and the PyTensor compile warmed first, outside the timing) so that each reports its own peak RSS.
+BUILD_POOL_ITEMS = 10_000_000
+BUILD_POOL_TARGET_RATIO = 5.0
+
+
+def write_top1_file(path: Path, n_items: int, n_classes: int = 100, seed: int = 0) -> None:
+    """A CIFAR-100-like top-1 text file (``Index Correct Predicted Confidence``) of ``n_items`` rows."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    from pbassess.data.cifar100 import CIFAR100_CLASSES
+
+    rng = np.random.default_rng(seed)
+    names = pa.array(list(CIFAR100_CLASSES[:n_classes]))
+    true = rng.integers(0, n_classes, n_items).astype(np.int32)
+    pred = np.where(rng.random(n_items) < 0.74, true, rng.integers(0, n_classes, n_items)).astype(np.int32)
+    table = pa.table({"Index": np.arange(n_items), "Correct": pa.DictionaryArray.from_arrays(true, names),
+                      "Predicted": pa.DictionaryArray.from_arrays(pred, names),
+                      "Confidence": np.round(rng.uniform(0.2, 1.0, n_items), 4)})
+    with open(path, "wb") as fh:
+        fh.write(b"Index Correct Predicted Confidence\n")
+        pacsv.write_csv(table, fh, pacsv.WriteOptions(delimiter=" ", quoting_style="none", include_header=False))
+
+
+def _floor_worker(path: str, warm: str) -> dict:
+    """pyarrow reads the four columns; np.bincount gives n, correct and the score sums per predicted class."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    text = pa.dictionary(pa.int32(), pa.string())
+    options = pacsv.ConvertOptions(column_types={"Index": pa.int64(), "Correct": text, "Predicted": text,
+                                                 "Confidence": pa.float64()})
+    pacsv.read_csv(warm, parse_options=pacsv.ParseOptions(delimiter=" "), convert_options=options)
+    t = time.perf_counter()
+    table = pacsv.read_csv(path, parse_options=pacsv.ParseOptions(delimiter=" "), convert_options=options)
+    pred_col = table["Predicted"].unify_dictionaries()
+    names = pred_col.chunk(0).dictionary.to_pylist()
+    pred = np.concatenate([c.indices.to_numpy() for c in pred_col.chunks]).astype(np.int64)
+    true_col = table["Correct"].unify_dictionaries()
+    lookup = np.array([names.index(c) for c in true_col.chunk(0).dictionary.to_pylist()])
+    true = lookup[np.concatenate([c.indices.to_numpy() for c in true_col.chunks])]
+    conf = table["Confidence"].to_numpy()
+    k = len(names)
+    n = np.bincount(pred, minlength=k)
+    correct = np.bincount(pred, weights=(pred == true), minlength=k)
+    np.bincount(pred, weights=conf, minlength=k)
+    return {"seconds": time.perf_counter() - t, "accuracy": float(correct.sum() / n.sum())}
+
+
+def _pbassess_worker(path: str, warm: str) -> dict:
+    from pbassess import assess_accuracy, read_predictions
+
+    assess_accuracy(read_predictions(warm), seed=0)  # warm-up: imports and the PyTensor compile
+    t = time.perf_counter()
+    preds = read_predictions(path)
+    built = time.perf_counter() - t
+    result = assess_accuracy(preds, seed=1)
+    total = time.perf_counter() - t
+    accuracy = float(np.sum(result.to_json()["correct"]) / np.sum(result.to_json()["n"]))
+    return {"seconds": total, "build_seconds": built, "accuracy": accuracy}
+
+
+def _worker(which: str, path: str, warm: str) -> int:
+    import json
+    import resource
+
+    warnings.filterwarnings("ignore")
+    out = (_floor_worker if which == "floor" else _pbassess_worker)(path, warm)
+    out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(out))
+    return 0
+
+
+def build_pool_figure(n_items: int = BUILD_POOL_ITEMS) -> float:
+    """Print the build-and-assess time of ``n_items`` top-1 items against pyarrow + np.bincount."""
+    import json
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path, warm = Path(folder) / "top1.txt", Path(folder) / "warm.txt"
+        write_top1_file(path, n_items)
+        write_top1_file(warm, 1000, seed=1)
+        runs = {}
+        for which in ("floor", "pbassess"):
+            done = subprocess.run([sys.executable, __file__, "--build-pool-worker", which, str(path), str(warm)],
+                                  capture_output=True, text=True, check=False)
+            if done.returncode:
+                print(f"build-pool {which} worker failed: {done.stderr.strip().splitlines()[-1:]}")
+                return float("nan")
+            runs[which] = json.loads(done.stdout.strip().splitlines()[-1])
+    floor, ours = runs["floor"], runs["pbassess"]
+    assert abs(floor["accuracy"] - ours["accuracy"]) < 1e-12, (floor, ours)
+    ratio = ours["seconds"] / floor["seconds"]
+    size = f"{n_items:,} top-1 items, 100 classes"
+    line(f"build pool floor: pyarrow read + np.bincount ({size})", floor["seconds"],
+         note=f"peak RSS {floor['peak_rss_mib']:.0f} MiB")
+    line(f"build pool pbassess: read_predictions + assess_accuracy ({size})", ours["seconds"],
+         note=f"build {ours['build_seconds']:.2f} s; peak RSS {ours['peak_rss_mib']:.0f} MiB")
+    verdict = "within" if ratio <= BUILD_POOL_TARGET_RATIO else "OVER"
+    line("build pool ratio pbassess / floor", ratio, unit="x",
+         note=f"{verdict} the {BUILD_POOL_TARGET_RATIO:g}x target; same run, shared machine")
+    return ratio
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--compare", action="store_true",
                         help="also time the slower alternative parametrisations (several minutes each)")
+    parser.add_argument("--build-pool", action="store_true",
+                        help="only the build-pool figure (10^7 top-1 items from a file vs pyarrow + np.bincount)")
+    parser.add_argument("--items", type=int, default=BUILD_POOL_ITEMS, help="items of the build-pool figure")
+    parser.add_argument("--build-pool-worker", nargs=3, metavar=("WHICH", "FILE", "WARM"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.build_pool_worker:
+        return _worker(*args.build_pool_worker)
     warnings.filterwarnings("ignore")
+    if args.build_pool:
+        build_pool_figure(args.items)
+        return 0
     import logging
 
     logging.getLogger("pymc").setLevel(logging.ERROR)
@@ -191,6 +314,7 @@ def main(argv: list[str] | None = None) -> int:
         confusion_figure("100 x 100 (synthetic CIFAR-like counts)", synthetic, sampler="pymc")
         confusion_figure("100 x 100 (synthetic CIFAR-like counts)", synthetic, collapse=False)
         naive_dirichlet_figure(synthetic, "nutpie")
+    build_pool_figure(args.items)
     return 0
 
 

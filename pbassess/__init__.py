@@ -5,7 +5,7 @@ a classifier from few labels, and active choice of which items to label next.
 """
 
 from pbassess.constants import CI_PROB
-from pbassess.data import Predictions, list_models, load_data, read_predictions
+from pbassess.data import Predictions, as_predictions, list_models, load_data, read_predictions
 from pbassess.errors import ConfigError, DataError, PbassessError
 
 __version__ = "0.1.0"
@@ -28,7 +28,11 @@ def __getattr__(name: str):
 
 
 def load_result(path):
-    """Load any saved assessment result (``result.save(path)``) back whole.
+    """Load any saved assessment result (``result.save(path)``) back whole, in any process.
+
+    The class is found through the explicit registry :mod:`pbassess.results.registry`
+    (nothing needs to be imported first); every group of the DataTree, including the
+    pointwise log-likelihood, comes back.
 
     Examples
     --------
@@ -38,8 +42,7 @@ def load_result(path):
     >>> pbassess.load_result(path).to_json()["classes"] == result.to_json()["classes"]
     True
     """
-    import pbassess.assess  # noqa: F401  (registers every result class)
-    from pbassess.results import AssessmentResult
+    from pbassess.results.base import AssessmentResult
 
     return AssessmentResult.load(path)
 
@@ -47,6 +50,6 @@ __all__ = [
     "AssessmentResult", "LabelingSession", "assess_accuracy", "assess_calibration", "assess_confusion",
     "assess_hierarchical", "assess_hierarchical_calibration", "compare_groups", "compare_models", "load_result",
     "simulate",
-    "CI_PROB", "ConfigError", "DataError", "PbassessError", "Predictions", "__version__", "list_models",
+    "CI_PROB", "ConfigError", "DataError", "PbassessError", "Predictions", "__version__", "as_predictions", "list_models",
     "load_data", "read_predictions",
 ]

@@ -17,8 +17,11 @@ DEFAULT_PSEUDOCOUNT: float = 2.0
 #: Default number of Monte Carlo posterior draws of the conjugate fast path.
 DEFAULT_DRAWS: int = 4000
 
-#: Default decision threshold for binary-score data.
+#: Default decision threshold for binary-score data: the positive class where score > threshold.
 DEFAULT_THRESHOLD: float = 0.5
+
+#: Class of a binary score equal to the threshold: "negative" (scikit-learn's ``predict``) or "positive".
+DEFAULT_TIES: str = "negative"
 
 #: Label value of an unlabeled item in integer label arrays.
 UNLABELED: int = -1

@@ -222,7 +222,8 @@ def write_report(
     parts.append("")
     for name, result in results.items():
         parts += [f"## {_TITLES.get(result.metric, name)}", "", result.sentence(), ""]
-        engine = f"Engine: {result.engine}; prior: " + ", ".join(f"{k} {v}" for k, v in result.prior.items())
+        engine = f"Inference: {getattr(result, 'inference', result.engine)}; prior: " + ", ".join(
+            f"{k} {v}" for k, v in result.prior.items())
         parts += [engine + f"; credible mass {result.ci_prob:g}.", ""]
         for caption, table in _tables(result):
             parts += [f"**{caption}**", "", markdown_table(table, max_rows=40), ""]

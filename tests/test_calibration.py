@@ -241,9 +241,16 @@ SHORT_CHAINS = pytest.mark.filterwarnings("ignore:MCMC diagnostics:UserWarning")
 
 
 @SHORT_CHAINS
-def test_mcmc_engine_plumbing(toy, sample_kwargs):
+def test_mcmc_engine_plumbing(toy, sample_kwargs, monkeypatch):
+    """Plumbing only: mocked sampling (prior draws shaped like pm.sample's); the SVHN test runs NUTS."""
+    import pymc
+
+    from pbassess.inference import mock_pymc_sample
+
+    monkeypatch.setattr(pymc, "sample", mock_pymc_sample)
     res = assess_calibration(toy, bins=4, engine="mcmc", sample_kwargs=sample_kwargs, seed=0)
-    assert res.engine == "mcmc"
+    assert res.engine == "mcmc" and res.inference == "nuts"
+    assert res.idata["log_likelihood"]["correct"].shape == (2, 200, 4)
     assert res.posterior["ece"].dims == ("chain", "draw")
     assert res.posterior["accuracy"].shape == (2, 200, 4)
     assert res.posterior["classwise_ece"].shape == (2, 200, 2)

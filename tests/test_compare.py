@@ -223,7 +223,7 @@ def test_cli_compare_contract(tmp_path, rng, capsys):
     f.write_text("\n".join(lines) + "\n")
     assert main(["compare", str(f), "--by", "sex", "--models", "score_A", "--rope", "0.05", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert set(out) == {"groups", "mean", "hdi", "pairs"}
+    assert {"groups", "mean", "hdi", "pairs", "metric", "inference", "ci_prob", "diagnostics", "sentence"} <= set(out)
     assert set(out["pairs"][0]) == {"a", "b", "diff_mean", "p_greater", "rope"} and len(out["pairs"][0]["rope"]) == 3
     assert main(["compare", str(f), "--models", "A,B", "--by", "sex", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

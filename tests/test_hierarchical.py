@@ -174,7 +174,7 @@ def test_hierarchical_result_contract_and_roundtrip(rng, tmp_path):
     out = r.to_json()
     assert out["environments"] == ["a", "b", "c"] and out["n_labeled"] == [60, 60, 0]
     assert set(out["population"]) == {"mean", "sd", "new_environment"}
-    assert set(out["diagnostics"]) == {"max_rhat", "min_ess_bulk", "divergences"}
+    assert {"max_rhat", "min_ess_bulk", "divergences", "ok"} <= set(out["diagnostics"])
     json.dumps(out, allow_nan=True)
     # The unlabeled environment's posterior is the population's (same centre, similar width).
     table = r.summary()
@@ -220,7 +220,7 @@ def test_calibration_fit_consistency(rng, tmp_path):
     # A calibrated model's ECE posterior is small (posterior mean well under 0.1 with 200 labels each).
     assert (r.summary()["ece_mean"] < 0.1).all()
     out = r.to_json()
-    assert set(out["diagnostics"]) == {"max_rhat", "min_ess_bulk", "divergences"} and len(out["ece"]["mean"]) == 3
+    assert {"max_rhat", "min_ess_bulk", "divergences", "ok"} <= set(out["diagnostics"]) and len(out["ece"]["mean"]) == 3
     back = AssessmentResult.load(r.save(tmp_path / "c.nc"))
     assert isinstance(back, HierarchicalCalibrationResult)
     assert r.plot().axes
@@ -281,7 +281,7 @@ def test_cli_hierarchical_json(tmp_path, rng, capsys):
     assert code == 0
     out = json.loads(capsys.readouterr().out)
     assert out["environments"] == ["s1", "s2", "s3"]
-    assert set(out["diagnostics"]) == {"max_rhat", "min_ess_bulk", "divergences"}
+    assert {"max_rhat", "min_ess_bulk", "divergences", "ok"} <= set(out["diagnostics"])
     assert "mean" in out["population"]
     assert main(["hierarchical", str(f), "--by", "nope", "--json"]) == 2
     assert "group column 'nope'" in capsys.readouterr().err

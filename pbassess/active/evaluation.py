@@ -21,7 +21,8 @@ import numpy as np
 
 from pbassess.errors import ConfigError
 
-__all__ = ["labels_to_mrr", "labels_to_mrr_interval", "mean_reciprocal_rank", "success", "summary_table"]
+__all__ = ["agreement", "labels_to_mrr", "labels_to_mrr_interval", "mean_reciprocal_rank", "success",
+           "summary_table"]
 
 
 def mean_reciprocal_rank(estimate: Any, true_top: Any) -> float:
@@ -63,6 +64,22 @@ def success(estimate: Any, true_top: Any) -> bool:
     True
     """
     return mean_reciprocal_rank(estimate, true_top) == 1.0
+
+
+def agreement(estimate: Any, true_top: Any) -> float:
+    """Share of the true top-m set among the m smallest estimates (1 exactly when :func:`success`).
+
+    Examples
+    --------
+    >>> agreement([0.3, 0.1, 0.2, 0.4], [0, 1])   # one of the two found
+    0.5
+    """
+    est = np.asarray(estimate, dtype=float)
+    mask = _as_mask(true_top, est.shape[0])
+    m = int(mask.sum())
+    if m == 0:
+        raise ConfigError("the true top-m set is empty")
+    return float(mask[np.lexsort((np.arange(est.shape[0]), est))[:m]].mean())
 
 
 def _as_mask(true_top: Any, n: int) -> np.ndarray:
@@ -161,6 +178,7 @@ def summary_table(ds: Any, threshold: float = 0.99):
     """
     import pandas as pd
 
+    ds = getattr(ds, "dataset", ds)  # a SimulationResult or its Dataset
     rows = []
     labels = ds["labels"].values
     n_items = int(ds.attrs["n_items"])

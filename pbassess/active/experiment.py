@@ -2,7 +2,9 @@
 
 :func:`simulate` takes a fully labeled pool (the labels play the oracle), runs every
 (strategy, prior) combination with the compiled engine (:mod:`pbassess.active.engine`) and
-returns an :class:`xarray.Dataset` with dims ``(strategy, prior, run, step)``:
+returns a :class:`~pbassess.active.result.SimulationResult` (``.summary()``, ``.sentence()``,
+``.plot()``, ``.to_json()``, ``.save()``) whose :attr:`~pbassess.active.result.SimulationResult.dataset`
+is an :class:`xarray.Dataset` with dims ``(strategy, prior, run, step)``:
 
 * ``mrr``, ``success``, ``error`` (per run, after ``labels[step] = (step + 1) * L`` labels;
   ``error`` is the mean absolute error of the posterior-mean score over the classes),
@@ -20,16 +22,18 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from pbassess.active.engine import run_engine, warm_up
+from pbassess.active.engine import engine_seed, run_engine, warm_up
 from pbassess.active.evaluation import labels_to_mrr
+from pbassess.active.model import check_prior, prior_names
+from pbassess.active.result import SimulationResult
 from pbassess.active.strategies import StrategyOptions, parse_strategies
-from pbassess.active.targets import PRIORS, build_inputs, target_info
-from pbassess.constants import DEFAULT_BINS, DEFAULT_PSEUDOCOUNT
-from pbassess.data.predictions import Predictions
+from pbassess.active.targets import _check_pool, _cost_spec, build_inputs, target_info
+from pbassess.constants import CI_PROB, DEFAULT_BINS, DEFAULT_PSEUDOCOUNT
 from pbassess.errors import ConfigError
 
 __all__ = ["labels_to_mrr_table", "simulate"]
@@ -39,23 +43,23 @@ def _parse_priors(priors: str | Iterable[str]) -> list[str]:
     items = [p.strip() for p in priors.split(",")] if isinstance(priors, str) else [str(p) for p in priors]
     items = [p for p in items if p]
     for p in items:
-        if p not in PRIORS:
-            raise ConfigError(f"unknown prior {p!r} (choose from {', '.join(PRIORS)})")
+        check_prior(p)
     if not items:
-        raise ConfigError(f"no prior given (choose from {', '.join(PRIORS)})")
+        raise ConfigError(f"no prior given (choose from {', '.join(prior_names())})")
     return list(dict.fromkeys(items))
 
 
-def simulate(pred: Predictions, target: str = "least-accurate", strategies: str | Iterable[str] = ("random-item", "ts"),
+def simulate(pred: Any, target: str = "least-accurate", strategies: str | Iterable[str] = ("random-item", "ts"),
              priors: str | Iterable[str] = ("uniform",), *, pseudocount: float = DEFAULT_PSEUDOCOUNT,
              top_m: int = 1, runs: int = 100, log_every: int = 100, budget: int | None = None,
-             seed: int | None = 0, bins: int = DEFAULT_BINS, cost: Any = None,
-             options: StrategyOptions | None = None, progress: Callable[[int, int, str], None] | bool | None = None):
+             seed: int | None = 0, bins: int = DEFAULT_BINS, cost_matrix: Any = None,
+             batch_size: int | None = None, ci_prob: float = CI_PROB, options: StrategyOptions | None = None,
+             progress: Callable[[int, int, str], None] | bool | None = None, cost: Any = None) -> SimulationResult:
     """Simulate active assessment on a fully labeled pool for a grid of strategies and priors.
 
     Parameters
     ----------
-    pred : Predictions
+    pred : Predictions or DataFrame
         The pool; every item needs its true label (top-1 form is enough).
     target : str
         ``least-accurate``, ``most-accurate``, ``most-miscalibrated``, ``highest-cost`` or
@@ -63,7 +67,8 @@ def simulate(pred: Predictions, target: str = "least-accurate", strategies: str 
     strategies : str or iterable of str
         Names from :data:`pbassess.active.strategies.STRATEGIES` (comma-separated string ok).
     priors : str or iterable of str
-        ``uniform``, ``informed`` and/or ``eb`` (empirical Bayes, Beta-scored targets).
+        ``uniform``, ``informed`` and/or ``eb`` (empirical Bayes, Beta-scored targets); built by
+        :func:`pbassess.active.model.target_prior`, as in the labeling session.
     pseudocount : float
         Prior strength.
     top_m : int
@@ -74,20 +79,26 @@ def simulate(pred: Predictions, target: str = "least-accurate", strategies: str 
         L: evaluate after every L labels.
     budget : int, optional
         Labels per run (default: the whole pool).
-    seed : int, optional
-        The one seed every run derives from.
+    seed : int or numpy.random.Generator, optional
+        The one seed every run derives from (a Generator gives one integer seed).
     bins : int
         Confidence bins inside each class (``most-miscalibrated``).
-    cost : array (K, K), optional
-        Cost matrix (``highest-cost``); default 0-1.
+    cost_matrix : name, array (K, K) or path, optional
+        Cost matrix of ``highest-cost``: ``zero-one`` (default), ``people``, ``superclass``, an
+        array or a file (:func:`pbassess.stats.cost.resolve_cost_matrix`). ``cost=`` is an alias.
+    batch_size : int, optional
+        Picks per round from the same posterior (a labeling team); overrides ``options``.
+    ci_prob : float
+        Mass of the bootstrap interval over runs of labels to MRR in the summary and JSON.
     options : StrategyOptions, optional
         Batch size and strategy tuning.
     progress : callable or bool, optional
-        ``progress(done_runs, total_runs, label)`` as runs finish; ``True`` prints a bar on stderr.
+        ``progress(done_runs, total_runs, label)`` as runs finish; ``True`` prints a note and a bar
+        on stderr.
 
     Returns
     -------
-    xarray.Dataset
+    SimulationResult
 
     Examples
     --------
@@ -100,41 +111,63 @@ def simulate(pred: Predictions, target: str = "least-accurate", strategies: str 
     >>> float(ds["mrr"].sel(strategy="random-item")[..., -1].mean())   # all labels: the truth
     1.0
     """
-    import xarray as xr
-
+    pred = _check_pool(pred)
+    seed = engine_seed(seed)  # a Generator becomes one int, so every (strategy, prior) shares the runs
     info = target_info(target)
     names = parse_strategies(strategies, target)
-    prior_names = _parse_priors(priors)
+    prior_list = _parse_priors(priors)
     options = options or StrategyOptions()
-    runs = int(runs)
+    if batch_size is not None:
+        options = replace(options, batch_size=batch_size)
+    if isinstance(ci_prob, bool) or not isinstance(ci_prob, (int, float)) or not 0 < ci_prob < 1:
+        raise ConfigError(f"ci_prob must be a number strictly between 0 and 1, got {ci_prob!r}")
+    runs, log_every = int(runs), int(log_every)
     if runs < 1:
         raise ConfigError(f"runs must be at least 1, got {runs}")
-    log_every = int(log_every)
     if log_every < 1:
         raise ConfigError(f"log_every must be at least 1, got {log_every}")
     if budget is not None and int(budget) < log_every:
         raise ConfigError(f"the budget ({budget}) must be at least log_every ({log_every})")
-    inputs = {p: build_inputs(pred, target, prior=p, pseudocount=pseudocount, top_m=top_m, bins=bins, cost=cost)
-              for p in prior_names}
-    n_items = pred.n_items
-    total = n_items if budget is None else min(int(budget), n_items)
+    spec = _cost_spec(cost_matrix, cost)
+    inputs = {p: build_inputs(pred, target, prior=p, pseudocount=pseudocount, top_m=top_m, bins=bins,
+                              cost_matrix=spec) for p in prior_list}
+    total = pred.n_items if budget is None else min(int(budget), pred.n_items)
     n_logs = total // log_every
     if n_logs < 1:
         raise ConfigError(f"log_every ({log_every}) is larger than the number of labels ({total})")
+    if progress is True:  # after every check, so a bad option is the only line a user sees
+        sys.stderr.write(f"pbassess simulate: {pred.name}, {pred.n_items} items, {pred.n_classes} classes; "
+                         "compiling the engine (cached after the first run)...\n")
+        sys.stderr.flush()
     compile_seconds = warm_up()
-    n_combos = len(names) * len(prior_names)
     report = _progress_printer() if progress is True else progress or None
-    first = next(iter(inputs.values()))
+    grid = _run_grid(inputs, names, runs=runs, n_logs=n_logs, seed=seed, budget=budget, log_every=log_every,
+                     options=options, report=report)
     arms = np.flatnonzero(np.bincount(pred.predicted, minlength=pred.n_classes) > 0)
-    shape = (len(names), len(prior_names), runs, n_logs)
-    mrr = np.zeros(shape)
-    succ = np.zeros(shape, dtype=bool)
-    err = np.zeros(shape)
-    per_class = np.zeros((len(names), len(prior_names), arms.size))
-    seconds = np.zeros((len(names), len(prior_names)))
+    class_names = np.array(pred.classes, dtype=str)[arms]
+    settings = {
+        "target": target, "metric": info["metric"], "direction": info["direction"], "top_m": int(top_m),
+        "log_every": log_every, "n_items": pred.n_items, "pseudocount": float(pseudocount),
+        "seed": -1 if seed is None else int(seed), "batch_size": options.batch_size,
+        "compile_seconds": float(compile_seconds), "name": pred.name,
+        "true_top": ",".join(class_names[next(iter(inputs.values())).true_top]),
+    }
+    return _simulation_result(grid, names, prior_list, class_names, settings, ci_prob=float(ci_prob),
+                              data_summary=pred.describe())
+
+
+def _run_grid(inputs: dict, names: list[str], *, runs: int, n_logs: int, seed: Any, budget: Any, log_every: int,
+              options: StrategyOptions, report: Any) -> dict[str, np.ndarray]:
+    """Every (strategy, prior) with the engine: curves (strategy, prior, run, step) and per-class labels."""
+    priors = list(inputs)
+    n_arms = next(iter(inputs.values())).n_arms
+    shape = (len(names), len(priors), runs, n_logs)
+    out_all = {"mrr": np.zeros(shape), "success": np.zeros(shape, dtype=bool), "error": np.zeros(shape),
+               "labels_per_class": np.zeros((len(names), len(priors), n_arms)),
+               "seconds": np.zeros((len(names), len(priors)))}
     done = 0
     for i, name in enumerate(names):
-        for j, prior in enumerate(prior_names):
+        for j, prior in enumerate(priors):
             # chunks of runs only to move the progress bar; results do not depend on the chunking
             chunk = runs if not report else max(1, -(-runs // 5))
             for start in range(0, runs, chunk):
@@ -142,39 +175,43 @@ def simulate(pred: Predictions, target: str = "least-accurate", strategies: str 
                 out = run_engine(inputs[prior], name, runs=stop - start, seed=seed, budget=budget,
                                  log_every=log_every, batch_size=options.batch_size, ttts_beta=options.ttts_beta,
                                  epsilon=options.epsilon, ucb_level=options.ucb_level, run_offset=start)
-                mrr[i, j, start:stop], succ[i, j, start:stop], err[i, j, start:stop] = out.mrr, out.success, out.error
-                per_class[i, j] += out.picks.sum(axis=0) / runs
-                seconds[i, j] += out.seconds
+                out_all["mrr"][i, j, start:stop] = out.mrr
+                out_all["success"][i, j, start:stop] = out.success
+                out_all["error"][i, j, start:stop] = out.error
+                out_all["labels_per_class"][i, j] += out.picks.sum(axis=0) / runs
+                out_all["seconds"][i, j] += out.seconds
                 if report:
-                    report(done * runs + stop, n_combos * runs, f"{name}/{prior}")
+                    report(done * runs + stop, len(names) * len(priors) * runs, f"{name}/{prior}")
             done += 1
-    labels = (np.arange(n_logs) + 1) * log_every
-    class_names = np.array(pred.classes, dtype=str)[arms]
-    ds = xr.Dataset(
-        {
-            "mrr": (("strategy", "prior", "run", "step"), mrr),
-            "success": (("strategy", "prior", "run", "step"), succ),
-            "error": (("strategy", "prior", "run", "step"), err),
-            "labels_per_class": (("strategy", "prior", "class"), per_class),
-            "seconds": (("strategy", "prior"), seconds),
-        },
-        coords={
-            "strategy": names, "prior": prior_names, "run": np.arange(runs), "step": np.arange(n_logs),
-            "labels": ("step", labels), "fraction": ("step", labels / n_items), "class": class_names,
-        },
-        attrs={
-            "target": target, "metric": info["metric"], "direction": info["direction"], "top_m": int(top_m),
-            "log_every": log_every, "n_items": n_items, "pseudocount": float(pseudocount),
-            "seed": -1 if seed is None else int(seed), "batch_size": options.batch_size,
-            "compile_seconds": float(compile_seconds), "name": pred.name,
-            "true_top": ",".join(class_names[first.true_top]),
-        },
+    return out_all
+
+
+def _simulation_result(grid: dict[str, np.ndarray], names: list[str], priors: list[str], class_names: np.ndarray,
+                       settings: dict[str, Any], *, ci_prob: float, data_summary: dict[str, Any]) -> SimulationResult:
+    import xarray as xr
+
+    runs, n_logs = grid["mrr"].shape[2:]
+    labels = (np.arange(n_logs) + 1) * int(settings["log_every"])
+    curve_dims = ("strategy", "prior", "run", "step")
+    curves = xr.Dataset(
+        {v: (curve_dims, grid[v]) for v in ("mrr", "success", "error")},
+        coords={"strategy": names, "prior": priors, "run": np.arange(runs), "step": np.arange(n_logs),
+                "labels": ("step", labels), "fraction": ("step", labels / settings["n_items"])},
     )
-    return ds
+    counts = xr.Dataset(
+        {"labels_per_class": (("strategy", "prior", "class"), grid["labels_per_class"]),
+         "seconds": (("strategy", "prior"), grid["seconds"])},
+        coords={"strategy": names, "prior": priors, "class": class_names},
+    )
+    prior = {"kind": priors[0] if len(priors) == 1 else list(priors), "pseudocount": settings["pseudocount"]}
+    result = SimulationResult(curves, counts, prior=prior, data_summary=data_summary, engine="conjugate",
+                              ci_prob=ci_prob, options=settings)
+    result.diagnostics = result._diagnostics()
+    return result
 
 
 def labels_to_mrr_table(ds, threshold: float = 0.99):
-    """Labels-to-MRR fraction per (strategy, prior) as a DataArray.
+    """Labels-to-MRR fraction per (strategy, prior) as a DataArray (``ds``: a SimulationResult or its Dataset).
 
     Examples
     --------
@@ -186,6 +223,7 @@ def labels_to_mrr_table(ds, threshold: float = 0.99):
     """
     import xarray as xr
 
+    ds = getattr(ds, "dataset", ds)
     labels = ds["labels"].values
     n = int(ds.attrs["n_items"])
     values = np.array([[labels_to_mrr(ds["mrr"].sel(strategy=s, prior=p).values, labels, n, threshold)

@@ -24,6 +24,10 @@ name                rule (for a target minimising a score; "most" targets are mi
 
 The ``estimation`` target has no ranking to sample: it accepts ``random-item``,
 ``random-arm``, ``greedy`` and ``epsilon-greedy``.
+
+This is the one list of strategies: the engine (:mod:`pbassess.active.kernels`) and the labeling
+session (:func:`pbassess.active.select.choose_batch`) both implement every name, with the same
+rules (:func:`parse_strategies`, :func:`check_strategy`).
 """
 
 from __future__ import annotations
@@ -31,15 +35,23 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from pbassess.active.engine import STRATEGY_CODES
 from pbassess.errors import ConfigError
 
-__all__ = ["STRATEGIES", "StrategyOptions", "parse_strategies"]
+__all__ = ["ESTIMATION_STRATEGIES", "STRATEGIES", "STRATEGY_CODES", "StrategyOptions", "check_strategy",
+           "parse_strategies"]
 
-#: Strategy names, in display order.
+#: Strategy name -> integer code used inside the compiled kernel.
+STRATEGY_CODES: dict[str, int] = {
+    "random-item": 0, "random-arm": 1, "ts": 2, "ttts": 3, "mpts": 4, "bayes-ucb": 5, "epsilon-greedy": 6,
+    "greedy": 7,
+}
+
+#: Strategy names, in display order (``--strategy``), shared by ``simulate`` and the session.
 STRATEGIES: tuple[str, ...] = tuple(STRATEGY_CODES)
 
-_ESTIMATION_OK = ("random-item", "random-arm", "greedy", "epsilon-greedy")
+#: Strategies the ``estimation`` target accepts (it has no ranking to sample).
+ESTIMATION_STRATEGIES: tuple[str, ...] = ("random-item", "random-arm", "greedy", "epsilon-greedy")
+_ESTIMATION_OK = ESTIMATION_STRATEGIES
 
 
 @dataclass(frozen=True)
@@ -94,13 +106,25 @@ def parse_strategies(names: str | Iterable[str], target: str = "least-accurate")
         raise ConfigError(f"no strategy given (choose from {', '.join(STRATEGIES)})")
     seen: list[str] = []
     for name in items:
-        if name not in STRATEGY_CODES:
-            raise ConfigError(f"unknown strategy {name!r} (choose from {', '.join(STRATEGIES)})")
-        if target == "estimation" and name not in _ESTIMATION_OK:
-            raise ConfigError(
-                f"strategy {name!r} ranks arms, but target 'estimation' has no ranking to sample "
-                f"(use {', '.join(_ESTIMATION_OK)})"
-            )
+        check_strategy(name, target)
         if name not in seen:
             seen.append(name)
     return seen
+
+
+def check_strategy(name: str, target: str = "least-accurate") -> str:
+    """``name`` if it is a strategy that serves ``target``, else a one-line ConfigError.
+
+    Examples
+    --------
+    >>> check_strategy("greedy", "estimation")
+    'greedy'
+    """
+    if name not in STRATEGY_CODES:
+        raise ConfigError(f"unknown strategy {name!r} (choose from {', '.join(STRATEGIES)})")
+    if target == "estimation" and name not in _ESTIMATION_OK:
+        raise ConfigError(
+            f"strategy {name!r} ranks arms, but target 'estimation' has no ranking to sample "
+            f"(use {', '.join(_ESTIMATION_OK)})"
+        )
+    return name

@@ -4,31 +4,28 @@ The arms are the predicted classes that occur in the pool (a class the model nev
 cannot be labeled and is left out). Each target turns a fully labeled pool into
 :class:`~pbassess.active.engine.EngineInputs`: how a label updates the arm's posterior, the
 prior, and the ground truth from all labels of the pool. The kernel always *minimises* a
-score, so "most" targets are stated as "least" of a transformed score.
+score, so "most" targets are stated as "least" of a transformed score::
 
-==========================  ==========================================================  =============
-target                      model per predicted class k                                 arm score
-==========================  ==========================================================  =============
-``least-accurate``          Beta(a_k, b_k) for the accuracy theta_k (Beta-binomial)     theta_k (min)
-``most-accurate``           same                                                        theta_k (max)
-``most-miscalibrated``      one Beta per confidence bin *inside* class k                 classwise ECE
-                            (bins of the class's own items), ECE_k = sum_b w_kb |theta_kb - s_kb|   (max)
-``highest-cost``            Dirichlet over the true class (the label's outcome is the    expected cost
-                            true class) with a cost matrix; true classes of equal cost   (max)
-                            in row k are merged into one cell (exact aggregation)
-``estimation``              Beta per class; index strategies label where the posterior  -
-                            variance of theta_k drops most; evaluated as least-accurate
-==========================  ==========================================================  =============
+    ==========================  ==========================================================  =============
+    target                      model per predicted class k                                 arm score
+    ==========================  ==========================================================  =============
+    ``least-accurate``          Beta(a_k, b_k) for the accuracy theta_k (Beta-binomial)     theta_k (min)
+    ``most-accurate``           same                                                        theta_k (max)
+    ``most-miscalibrated``      one Beta per confidence bin *inside* class k                 classwise ECE
+                                (bins of the class's own items), ECE_k = sum_b w_kb |theta_kb - s_kb|   (max)
+    ``highest-cost``            Dirichlet over the true class (the label's outcome is the    expected cost
+                                true class) with a cost matrix; true classes of equal cost   (max)
+                                in row k are merged into one cell (exact aggregation)
+    ``estimation``              Beta per class; index strategies label where the posterior  -
+                                variance of theta_k drops most; evaluated as least-accurate
+    ==========================  ==========================================================  =============
 
-Priors: ``uniform`` is Beta(pc/2, pc/2) (per bin for ECE; for the cost Dirichlet the
-project's convention of :func:`pbassess.stats.cost.dirichlet_prior`, pc/K on every true
-class); ``informed`` is Beta(pc s, pc (1 - s)) with s the model's mean confidence in the
-class (or bin); for the cost Dirichlet pc times the class's mean probability vector when
-full probabilities are known (:func:`pbassess.stats.cost.dirichlet_prior`), and in top-1
-form pc s on the predicted class and pc (1 - s) spread evenly over the others. Cost matrices
-are checked by :func:`pbassess.stats.cost.validate_cost_matrix`; the paper's CIFAR-100
-matrices are :func:`pbassess.stats.cost.people_cost_matrix` and
-:func:`pbassess.stats.cost.superclass_cost_matrix`. With a 0-1 (or any two-level, equal-across-rows) cost matrix
+Priors come from :func:`pbassess.active.model.target_prior`, the one prior function the
+labeling session uses too (``uniform``: Beta(pc/2, pc/2), per bin for ECE, pc/K in every cell of
+the cost Dirichlet; ``informed``: the model's own confidences; see :mod:`pbassess.active.model`);
+this module restricts them to the predicted classes and merges equal cost levels. Cost
+matrices come from :func:`pbassess.stats.cost.resolve_cost_matrix` (names ``zero-one``,
+``people``, ``superclass``, an array or a file). With a 0-1 (or any two-level, equal-across-rows) cost matrix
 the expected cost is a monotone function of one Beta, and the target runs on the fast Beta
 path of the engine.
 
@@ -46,64 +43,63 @@ from typing import Any
 import numpy as np
 
 from pbassess.active.engine import KIND_BETA, KIND_DIRICHLET, KIND_ECE, EngineInputs
+from pbassess.active.model import (
+    ACCURACY_TARGETS,
+    PRIORS,
+    TARGETS,
+    PoolCells,
+    TargetInfo,
+    cell_counts,
+    check_prior,
+    check_pseudocount,
+    pool_cells,
+    target_info,
+    target_prior,
+)
 from pbassess.constants import DEFAULT_BINS, DEFAULT_PSEUDOCOUNT
 from pbassess.data.predictions import Predictions
 from pbassess.errors import ConfigError, DataError
-from pbassess.stats import beta_prior, bin_edges, bin_index
+from pbassess.stats import bin_index
 
 __all__ = ["PRIORS", "TARGETS", "TargetInfo", "build_inputs", "target_info", "true_metric"]
 
-#: Target names (CLI ``--target``).
-TARGETS: tuple[str, ...] = ("least-accurate", "most-accurate", "most-miscalibrated", "highest-cost", "estimation")
 
-#: Prior names (``eb``: empirical Bayes, Beta-scored targets only).
-PRIORS: tuple[str, ...] = ("uniform", "informed", "eb")
-
-
-class TargetInfo(dict):
-    """Descriptive facts of a target (metric name, direction) kept with results."""
-
-
-def target_info(target: str) -> TargetInfo:
-    """Metric name and direction of a target.
-
-    Examples
-    --------
-    >>> target_info("most-miscalibrated")["metric"]
-    'classwise ECE'
-    """
-    table = {
-        "least-accurate": ("accuracy", "lowest"),
-        "most-accurate": ("accuracy", "highest"),
-        "most-miscalibrated": ("classwise ECE", "highest"),
-        "highest-cost": ("expected cost", "highest"),
-        "estimation": ("accuracy", "lowest"),
-    }
-    if target not in table:
-        raise ConfigError(f"unknown target {target!r} (choose from {', '.join(TARGETS)})")
-    metric, direction = table[target]
-    return TargetInfo(target=target, metric=metric, direction=direction)
-
-
-def _check_pool(pred: Predictions) -> None:
-    if not isinstance(pred, Predictions):
-        raise DataError(f"expected a Predictions pool, got {type(pred).__name__}")
+def _check_pool(pred: Any) -> Predictions:
+    pred = _as_predictions(pred)
     if pred.n_labeled != pred.n_items:
         raise DataError(
             f"simulation needs the true label of every item (ground truth from the full pool); "
             f"{pred.n_items - pred.n_labeled} of {pred.n_items} items of {pred.name!r} are unlabeled"
         )
+    return pred
 
 
-def _cost_matrix(cost: Any, n_classes: int) -> np.ndarray:
-    from pbassess.stats.cost import validate_cost_matrix, zero_one_cost
+def _as_predictions(pred: Any) -> Predictions:
+    """Predictions from a Predictions, DataFrame, dict or arrays (``pbassess.data.as_predictions`` when present)."""
+    if isinstance(pred, Predictions):
+        return pred
+    try:
+        from pbassess.data import as_predictions
+    except ImportError:
+        raise DataError(f"expected a Predictions pool, got {type(pred).__name__}") from None
+    return as_predictions(pred)
 
-    if cost is None:
-        return zero_one_cost(n_classes)
-    return validate_cost_matrix(cost, n_classes)
+
+def _cost_spec(cost_matrix: Any, cost: Any) -> Any:
+    """``cost_matrix=`` with the old spelling ``cost=`` as an alias (not both)."""
+    if cost is not None and cost_matrix is not None:
+        raise ConfigError("pass the cost matrix once, as cost_matrix= (cost= is its old spelling)")
+    return cost_matrix if cost_matrix is not None else cost
 
 
-def true_metric(pred: Predictions, target: str, *, bins: int = DEFAULT_BINS, cost: Any = None) -> np.ndarray:
+def _resolved_cost(pred: Predictions, spec: Any) -> np.ndarray:
+    from pbassess.stats.cost import resolve_cost_matrix
+
+    return resolve_cost_matrix(spec, pred.classes)
+
+
+def true_metric(pred: Any, target: str, *, bins: int = DEFAULT_BINS, cost_matrix: Any = None,
+                cost: Any = None) -> np.ndarray:
     """The full-pool metric of every class (NaN for classes never predicted).
 
     Examples
@@ -113,25 +109,25 @@ def true_metric(pred: Predictions, target: str, *, bins: int = DEFAULT_BINS, cos
     >>> true_metric(p, "least-accurate").tolist()
     [0.5, 1.0]
     """
-    _check_pool(pred)
+    pred = _check_pool(pred)
     target_info(target)
     k_all = pred.n_classes
-    n = np.bincount(pred.predicted, minlength=k_all).astype(float)
     with np.errstate(invalid="ignore", divide="ignore"):
-        if target in ("least-accurate", "most-accurate", "estimation"):
-            return np.bincount(pred.predicted, weights=pred.correct, minlength=k_all) / n
+        if target in ACCURACY_TARGETS:
+            counts = cell_counts(pred.predicted, pred.confidence, k_all, ("predicted",), labels=pred.labels)
+            return counts["correct"].to_numpy() / counts["n"].to_numpy()
         if target == "highest-cost":
-            c = _cost_matrix(cost, k_all)
-            return np.bincount(pred.predicted, weights=c[pred.predicted, pred.labels], minlength=k_all) / n
-        edges = bin_edges(bins=bins)
-        b = bin_index(pred.confidence, edges)
-        nb_ = len(edges) - 1
-        cell = pred.predicted * nb_ + b
-        cnt = np.bincount(cell, minlength=k_all * nb_).reshape(k_all, nb_)
-        cor = np.bincount(cell, weights=pred.correct, minlength=k_all * nb_).reshape(k_all, nb_)
-        conf = np.bincount(cell, weights=pred.confidence, minlength=k_all * nb_).reshape(k_all, nb_)
-        safe = np.maximum(cnt, 1)
-        ece = np.sum(cnt / n[:, None] * np.abs(cor / safe - conf / safe), axis=1)
+            c = _resolved_cost(pred, _cost_spec(cost_matrix, cost))
+            counts = cell_counts(pred.predicted, pred.confidence, k_all, ("predicted", "true"), labels=pred.labels)
+            confusion = counts["n"].to_numpy()
+            return (confusion * c).sum(axis=1) / confusion.sum(axis=1)
+        cells = pool_cells(pred.predicted, pred.confidence, k_all, bins=bins)
+        counts = cell_counts(pred.predicted, pred.confidence, k_all, ("predicted", "bin"), edges=cells.edges,
+                             labels=pred.labels)
+        cor = counts["correct"].to_numpy()
+        n = cells.n.astype(float)
+        safe = np.maximum(cells.bin_n, 1)
+        ece = np.sum(cells.bin_n / n[:, None] * np.abs(cor / safe - cells.bin_confidence), axis=1)
         return np.where(n > 0, ece, np.nan)
 
 
@@ -142,26 +138,28 @@ def _top_m(truth: np.ndarray, m: int) -> np.ndarray:
     return mask
 
 
-def build_inputs(pred: Predictions, target: str, *, prior: str = "uniform",
-                 pseudocount: float = DEFAULT_PSEUDOCOUNT, top_m: int = 1, bins: int = DEFAULT_BINS,
-                 cost: Any = None) -> EngineInputs:
+def build_inputs(pred: Any, target: str, *, prior: str = "uniform", pseudocount: float = DEFAULT_PSEUDOCOUNT,
+                 top_m: int = 1, bins: int = DEFAULT_BINS, cost_matrix: Any = None, cost: Any = None) -> EngineInputs:
     """Reduce a fully labeled pool to the engine's arrays for one target and prior.
 
     Parameters
     ----------
-    pred : Predictions
+    pred : Predictions or DataFrame
         A pool whose every item has its true label (top-1 form is enough).
     target : str
         One of :data:`TARGETS`.
-    prior : {"uniform", "informed", "eb"}
+    prior : str
+        One of :data:`PRIORS` (``uniform``, ``informed``, ``eb``); built by
+        :func:`pbassess.active.model.target_prior`.
     pseudocount : float
         The prior's strength (its total pseudo-observations per Beta / Dirichlet).
     top_m : int
         Size m of the sought set (1 = the single most extreme class).
     bins : int
         Equal-width confidence bins inside each class (``most-miscalibrated``).
-    cost : array (K, K), optional
-        Cost matrix for ``highest-cost`` (rows predicted, columns true); default 0-1.
+    cost_matrix : name, array (K, K) or path, optional
+        Cost matrix for ``highest-cost`` (rows predicted, columns true; see
+        :func:`pbassess.stats.cost.resolve_cost_matrix`); default 0-1. ``cost=`` is an alias.
 
     Returns
     -------
@@ -175,13 +173,11 @@ def build_inputs(pred: Predictions, target: str, *, prior: str = "uniform",
     >>> x.arm_start.tolist(), x.truth.tolist(), x.true_top.tolist()
     ([0, 2, 3], [0.5, 1.0], [True, False])
     """
-    _check_pool(pred)
+    pred = _check_pool(pred)
     target_info(target)
-    if prior not in PRIORS:
-        raise ConfigError(f"unknown prior {prior!r} (choose from {', '.join(PRIORS)})")
-    pc = float(pseudocount)
-    if not np.isfinite(pc) or pc <= 0:
-        raise ConfigError(f"the pseudocount must be positive, got {pseudocount}")
+    check_prior(prior)
+    pc = check_pseudocount(pseudocount)
+    spec = _cost_spec(cost_matrix, cost)
     k_all = pred.n_classes
     counts = np.bincount(pred.predicted, minlength=k_all)
     arms = np.flatnonzero(counts > 0)
@@ -191,85 +187,78 @@ def build_inputs(pred: Predictions, target: str, *, prior: str = "uniform",
     top_m = int(top_m)
     if not 1 <= top_m < n_arms:
         raise ConfigError(f"top_m must be between 1 and {n_arms - 1} (the pool has {n_arms} predicted classes), got {top_m}")
+    cells = pool_cells(pred.predicted, pred.confidence, k_all, bins=bins, probs=pred.probs)
+    start = target_prior(target, prior, cells, pseudocount=pc)
     arm_of_class = np.full(k_all, -1)
     arm_of_class[arms] = np.arange(n_arms)
-    arm = arm_of_class[pred.predicted]
-    order = np.argsort(arm, kind="stable")
-    arm_start = np.concatenate([[0], np.cumsum(counts[arms])]).astype(np.int64)
-    arm_sorted = arm[order]
-    correct = pred.correct[order]
-    conf = np.asarray(pred.confidence)[order]
-    labels = pred.labels[order]
-    mean_conf = np.bincount(arm_sorted, weights=conf, minlength=n_arms) / counts[arms]
-    estimation = target == "estimation"
-    metric = true_metric(pred, target, bins=bins, cost=cost)[arms]
+    order = np.argsort(arm_of_class[pred.predicted], kind="stable")
+    layout = {
+        "arm_start": np.concatenate([[0], np.cumsum(counts[arms])]).astype(np.int64),
+        "arms": arms, "arm_sorted": arm_of_class[pred.predicted][order], "order": order, "top_m": top_m,
+    }
+    metric = true_metric(pred, target, bins=bins, cost_matrix=spec)[arms]
     eb = prior == "eb"
-    if eb:
-        prior = "uniform"
-
-    if target in ("least-accurate", "most-accurate", "estimation"):
-        a0, b0 = beta_prior(prior, n_arms, pc, mean=mean_conf if prior == "informed" else None)
-        if target == "most-accurate":
-            a0, b0, success, truth = b0, a0, ~correct, 1.0 - metric
-        else:
-            success, truth = correct, metric
-        return EngineInputs(
-            kind=KIND_BETA, arm_start=arm_start, item_cell=np.zeros(arm_start[-1], dtype=np.int64),
-            item_success=np.ascontiguousarray(success, dtype=np.bool_), prior_a=a0[:, None].copy(),
-            prior_b=b0[:, None].copy(), n_cells=np.ones(n_arms, dtype=np.int64), weight=np.ones((n_arms, 1)),
-            score=np.zeros((n_arms, 1)), truth=truth.astype(float), true_top=_top_m(truth, top_m), top_m=top_m,
-            estimation=estimation, empirical_bayes=eb,
-        )
-
-    if eb and target == "most-miscalibrated":
-        raise ConfigError("the empirical-Bayes prior ('eb') is for Beta-scored targets, not most-miscalibrated")
+    if target in ACCURACY_TARGETS:
+        return _beta_inputs(pred, target, start, metric, layout, eb)
     if target == "most-miscalibrated":
-        edges = bin_edges(bins=bins)
-        nb_ = len(edges) - 1
-        b = bin_index(conf, edges)
-        cell_full = arm_sorted * nb_ + b
-        cnt = np.bincount(cell_full, minlength=n_arms * nb_).reshape(n_arms, nb_)
-        csum = np.bincount(cell_full, weights=conf, minlength=n_arms * nb_).reshape(n_arms, nb_)
-        used = cnt > 0
-        n_cells = used.sum(axis=1)
-        cmax = int(n_cells.max())
-        # compact the used bins of each class into cells 0..n_cells-1
-        cell_of_bin = np.cumsum(used, axis=1) - 1
-        item_cell = cell_of_bin[arm_sorted, b].astype(np.int64)
-        weight = np.zeros((n_arms, cmax))
-        score = np.zeros((n_arms, cmax))
-        a0 = np.ones((n_arms, cmax))
-        b0 = np.ones((n_arms, cmax))
-        for k in range(n_arms):
-            idx = np.flatnonzero(used[k])
-            c = np.arange(idx.size)
-            weight[k, c] = cnt[k, idx] / cnt[k].sum()
-            score[k, c] = csum[k, idx] / cnt[k, idx]
-            pa, pb = beta_prior(prior, idx.size, pc, mean=score[k, c] if prior == "informed" else None)
-            a0[k, c] = pa
-            b0[k, c] = pb
-        truth = -metric
-        return EngineInputs(
-            kind=KIND_ECE, arm_start=arm_start, item_cell=item_cell,
-            item_success=np.ascontiguousarray(correct, dtype=np.bool_), prior_a=a0, prior_b=b0,
-            n_cells=n_cells.astype(np.int64), weight=weight, score=score, truth=truth,
-            true_top=_top_m(truth, top_m), top_m=top_m,
-        )
+        return _ece_inputs(pred, start, cells, metric, layout)
+    return _cost_inputs(pred, start, _resolved_cost(pred, spec), metric, layout, eb)
 
-    # highest-cost: Dirichlet over the true class, cells = distinct cost levels of the row
-    from pbassess.stats.cost import dirichlet_prior, mean_probs_by_predicted
 
-    cmat = _cost_matrix(cost, k_all)
-    alpha = np.zeros((n_arms, k_all))
-    if prior == "uniform":
-        alpha[:] = dirichlet_prior("uniform", k_all, pc)[arms]
-    elif pred.probs is not None:
-        mean_probs = mean_probs_by_predicted(pred.predicted, pred.probs, k_all)
-        alpha[:] = dirichlet_prior("informed", k_all, pc, mean_probs)[arms]
+def _beta_inputs(pred: Predictions, target: str, start: Any, metric: np.ndarray, layout: dict, eb: bool) -> EngineInputs:
+    arms, order, arm_start = layout["arms"], layout["order"], layout["arm_start"]
+    n_arms = arms.size
+    correct = pred.correct[order]
+    a0, b0 = start.a[arms], start.b[arms]
+    if target == "most-accurate":
+        a0, b0, success, truth = b0, a0, ~correct, 1.0 - metric
     else:
-        s = np.clip(mean_conf, 1e-3, 1 - 1e-3)
-        alpha[:] = (pc * (1 - s) / (k_all - 1))[:, None]
-        alpha[np.arange(n_arms), arms] = pc * s
+        success, truth = correct, metric
+    return EngineInputs(
+        kind=KIND_BETA, arm_start=arm_start, item_cell=np.zeros(arm_start[-1], dtype=np.int64),
+        item_success=np.ascontiguousarray(success, dtype=np.bool_), prior_a=a0[:, None].copy(),
+        prior_b=b0[:, None].copy(), n_cells=np.ones(n_arms, dtype=np.int64), weight=np.ones((n_arms, 1)),
+        score=np.zeros((n_arms, 1)), truth=truth.astype(float), true_top=_top_m(truth, layout["top_m"]),
+        top_m=layout["top_m"], estimation=target == "estimation", empirical_bayes=eb,
+    )
+
+
+def _ece_inputs(pred: Predictions, start: Any, cells: PoolCells, metric: np.ndarray, layout: dict) -> EngineInputs:
+    """One Beta per used confidence bin of each class, compacted into cells 0..n_cells-1."""
+    arms, order, arm_sorted, arm_start = layout["arms"], layout["order"], layout["arm_sorted"], layout["arm_start"]
+    n_arms = arms.size
+    b = bin_index(np.asarray(pred.confidence)[order], cells.edges)
+    cnt = cells.bin_n[arms]
+    used = cnt > 0
+    n_cells = used.sum(axis=1)
+    cmax = int(n_cells.max())
+    cell_of_bin = np.cumsum(used, axis=1) - 1
+    item_cell = cell_of_bin[arm_sorted, b].astype(np.int64)
+    weight, score = np.zeros((n_arms, cmax)), np.zeros((n_arms, cmax))
+    a0, b0 = np.ones((n_arms, cmax)), np.ones((n_arms, cmax))
+    for k, cls in enumerate(arms):
+        idx = np.flatnonzero(used[k])
+        c = np.arange(idx.size)
+        weight[k, c] = cnt[k, idx] / cnt[k].sum()
+        score[k, c] = cells.bin_confidence[cls, idx]
+        a0[k, c] = start.a[cls, idx]
+        b0[k, c] = start.b[cls, idx]
+    truth = -metric
+    return EngineInputs(
+        kind=KIND_ECE, arm_start=arm_start, item_cell=item_cell,
+        item_success=np.ascontiguousarray(pred.correct[order], dtype=np.bool_), prior_a=a0, prior_b=b0,
+        n_cells=n_cells.astype(np.int64), weight=weight, score=score, truth=truth,
+        true_top=_top_m(truth, layout["top_m"]), top_m=layout["top_m"],
+    )
+
+
+def _cost_inputs(pred: Predictions, start: Any, cmat: np.ndarray, metric: np.ndarray, layout: dict,
+                 eb: bool) -> EngineInputs:
+    """Dirichlet over the true class with true classes of equal cost merged (exact aggregation)."""
+    arms, order, arm_sorted, arm_start = layout["arms"], layout["order"], layout["arm_sorted"], layout["arm_start"]
+    n_arms, top_m = arms.size, layout["top_m"]
+    labels = pred.labels[order]
+    alpha = start.alpha[arms]
     rows = cmat[arms]
     levels = [np.unique(r) for r in rows]
     n_cells = np.array([lv.size for lv in levels], dtype=np.int64)
@@ -284,7 +273,7 @@ def build_inputs(pred: Predictions, target: str, *, prior: str = "uniform",
         raise ConfigError("the cost prior puts no mass on a cost level; raise the pseudocount")
     if two_level:
         # cost = c_lo + (c_hi - c_lo) * P(high level): the highest cost is the lowest P(low level)
-        lo_share = np.bincount(arm_sorted, weights=item_level == 0, minlength=n_arms) / counts[arms]
+        lo_share = np.bincount(arm_sorted, weights=item_level == 0, minlength=n_arms) / np.diff(arm_start)
         return EngineInputs(
             kind=KIND_BETA, arm_start=arm_start, item_cell=np.zeros(arm_start[-1], dtype=np.int64),
             item_success=np.ascontiguousarray(item_level == 0), prior_a=agg[:, :1].copy(),
@@ -315,4 +304,4 @@ def _tiny_inputs() -> list[EngineInputs]:
     p = Predictions.from_top1(pred, rng.uniform(0.4, 1.0, n), lab, classes=["0", "1", "2"])
     cost = np.array([[0, 1, 2], [1, 0, 2], [2, 1, 0]], dtype=float)
     return [build_inputs(p, "least-accurate"), build_inputs(p, "most-miscalibrated"),
-            build_inputs(p, "highest-cost", cost=cost)]
+            build_inputs(p, "highest-cost", cost_matrix=cost)]

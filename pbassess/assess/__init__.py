@@ -1,4 +1,7 @@
-"""Assessments: each computes counts, a posterior (conjugate or PyMC) and returns a result.
+"""Assessments: each counts cells (:func:`pbassess.counting.count_cells`), computes a posterior
+(``inference="conjugate"`` or ``"nuts"``, :mod:`pbassess.inference`) and returns a result of
+:mod:`pbassess.results` (an ArviZ DataTree with a pointwise log-likelihood). Every function takes
+``preds`` as anything :func:`pbassess.data.as_predictions` accepts (a DataFrame goes straight in).
 
 * :func:`assess_accuracy` – classwise (or per-group / per-region) accuracy, rankings;
 * :func:`assess_calibration` – Bayesian reliability diagram, marginal and classwise ECE, bias;
@@ -19,9 +22,10 @@ from pbassess.assess.hierarchical import (
     assess_hierarchical_calibration,
 )
 from pbassess.assess.pooling import ModelComparison, compare_pooling, compare_priors
+from pbassess.assess.rope_labeling import simulate_rope_labeling
 
 __all__ = [
     "AccuracyResult", "CalibrationResult", "ComparisonResult", "CostResult", "HierarchicalCalibrationResult",
     "HierarchicalResult", "ModelComparison", "assess_accuracy", "assess_calibration", "assess_confusion", "assess_hierarchical",
-    "assess_hierarchical_calibration", "compare_groups", "compare_models", "compare_pooling", "compare_priors", "fairness_table",
+    "assess_hierarchical_calibration", "compare_groups", "compare_models", "compare_pooling", "compare_priors", "fairness_table", "simulate_rope_labeling",
 ]

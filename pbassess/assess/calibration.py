@@ -26,30 +26,34 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from pbassess.assess.accuracy import check_common, check_pseudocount, percent
+from pbassess.assess._common import (
+    as_pool,
+    check_draw_memory,
+    check_options,
+    check_pseudocount,
+    nuts_draws,
+)
 from pbassess.constants import CI_PROB, DEFAULT_BINS, DEFAULT_DRAWS, DEFAULT_PSEUDOCOUNT
-from pbassess.data.predictions import Predictions
-from pbassess.errors import ConfigError, NotFittedError
-from pbassess.results.base import AssessmentResult, mcmc_diagnostics
+from pbassess.errors import ConfigError
+from pbassess.inference import check_count, check_memory
+from pbassess.results.calibration import CalibrationResult
 from pbassess.stats import (
     as_generator,
     beta_draws,
-    beta_hdi,
     beta_posterior,
     beta_prior,
     bin_edges,
-    bin_index,
-    binned_counts,
     ece_from_draws,
     frequentist_ece,
-    hdi_from_draws,
-    prob_extreme,
 )
 
 __all__ = ["CalibrationResult", "assess_calibration"]
 
+#: Classwise cell draws (draws x classes x bins) are made in chunks of at most this many floats (128 MiB).
+CHUNK_FLOATS: int = 2**24
 
-def _edges(scores: np.ndarray, bins: Any, binning: str) -> np.ndarray:
+
+def _edges(preds: Any, bins: Any, binning: str) -> np.ndarray:
     if isinstance(bins, bool):
         raise ConfigError(f"bins must be a number of bins or a list of edges, got {bins!r}")
     if np.ndim(bins) == 0:
@@ -61,9 +65,15 @@ def _edges(scores: np.ndarray, bins: Any, binning: str) -> np.ndarray:
             raise ConfigError(f"bins must be a number of bins or a list of edges, got {bins!r}") from None
         if n_bins < 1:
             raise ConfigError(f"bins must be at least 1, got {bins!r}")
+        check_count(n_bins, "bins")
         if binning not in ("uniform", "quantile"):
             raise ConfigError(f"unknown binning {binning!r} (choose 'uniform' or 'quantile')")
-        return bin_edges(scores, n_bins, binning)
+        check_memory(16.0 * n_bins, f"calibration with {n_bins:,} bins", "use fewer bins (e.g. bins=15)")
+        if binning == "quantile" and getattr(preds, "is_lazy", False):
+            from pbassess.counting import equal_mass_edges
+
+            return equal_mass_edges(preds, n_bins)
+        return bin_edges(preds.confidence if binning == "quantile" else None, n_bins, binning)
     try:
         edges = np.asarray(bins, dtype=float)
     except (TypeError, ValueError):
@@ -77,78 +87,76 @@ def _mean_or(sums: np.ndarray, counts: np.ndarray, fallback: np.ndarray) -> np.n
     return np.where(counts > 0, sums / np.maximum(counts, 1), fallback)
 
 
-def _calibration_counts(preds: Predictions, edges: np.ndarray, pc: float, classwise: bool) -> dict[str, np.ndarray]:
-    """All the sufficient statistics and prior parameters (plain arrays)."""
-    scores = preds.confidence
-    labeled = preds.labeled
+def _calibration_counts(preds: Any, edges: np.ndarray, pc: float, classwise: bool) -> dict[str, np.ndarray]:
+    """All the sufficient statistics (from :func:`pbassess.counting.count_cells`) and prior parameters."""
+    from pbassess.counting import count_cells
+
+    cells = count_cells(preds, ("predicted", "bin") if classwise else ("bin",), bin_edges=edges)
+    marginal = cells.sum("predicted") if classwise else cells
     n_bins = edges.size - 1
     centre = (edges[:-1] + edges[1:]) / 2
-    pool = binned_counts(scores, np.zeros(scores.shape, dtype=bool), edges)
-    lab = binned_counts(scores[labeled], preds.correct[labeled], edges)
-    n_items = scores.shape[0]
-    bin_score = _mean_or(pool["score_sum"], pool["n"], centre)
+    pool_n, pool_sum = marginal["n_pool"].to_numpy(), marginal["score_sum_pool"].to_numpy()
+    lab_n, lab_k, lab_sum = marginal["n"].to_numpy(), marginal["correct"].to_numpy(), marginal["score_sum"].to_numpy()
+    bin_score = _mean_or(pool_sum, pool_n, centre)
     alpha, beta = beta_prior("informed", n_bins, pc, mean=bin_score)
     out = {
-        "edges": edges, "n_pool": pool["n"], "score_sum_pool": pool["score_sum"],
-        "n_labeled": lab["n"], "correct": lab["correct"], "score_sum_labeled": lab["score_sum"],
-        "bin_weight": pool["n"] / n_items, "bin_score": bin_score,
-        "mean_score": _mean_or(pool["score_sum"], pool["n"], np.full(n_bins, np.nan)),
+        "edges": edges, "n_pool": pool_n, "score_sum_pool": pool_sum,
+        "n_labeled": lab_n, "correct": lab_k, "score_sum_labeled": lab_sum,
+        "bin_weight": pool_n / max(int(pool_n.sum()), 1), "bin_score": bin_score,
+        "mean_score": _mean_or(pool_sum, pool_n, np.full(n_bins, np.nan)),
         "prior_alpha": alpha, "prior_beta": beta,
-        "frequentist_ece": np.asarray(frequentist_ece(lab["n"], lab["correct"], lab["score_sum"])),
+        "frequentist_ece": np.asarray(frequentist_ece(lab_n, lab_k, lab_sum)),
     }
-    if not classwise:
-        return out
-    n_classes = preds.n_classes
-    cell = preds.predicted * n_bins + bin_index(scores, edges)
-    size = n_classes * n_bins
-    cb_pool = np.bincount(cell, minlength=size).reshape(n_classes, n_bins)
-    cb_score_sum = np.bincount(cell, weights=scores, minlength=size).reshape(n_classes, n_bins)
-    cb_n = np.bincount(cell[labeled], minlength=size).reshape(n_classes, n_bins)
-    cb_correct = np.bincount(cell[labeled], weights=preds.correct[labeled], minlength=size).reshape(n_classes, n_bins)
-    cb_correct = np.round(cb_correct).astype(np.int64)
-    cb_lab_score = np.bincount(cell[labeled], weights=scores[labeled], minlength=size).reshape(n_classes, n_bins)
+    if classwise:
+        out.update(_classwise_counts(cells, centre, pc, float(pool_sum.sum() / max(int(pool_n.sum()), 1))))
+    return out
+
+
+def _classwise_counts(cells: xr.Dataset, centre: np.ndarray, pc: float, pool_mean: float) -> dict[str, np.ndarray]:
+    """Per predicted class x bin counts, priors and frequentist ECE / bias."""
+    cb_pool, cb_score_sum = cells["n_pool"].to_numpy(), cells["score_sum_pool"].to_numpy()
+    cb_n, cb_correct, cb_lab_score = cells["n"].to_numpy(), cells["correct"].to_numpy(), cells["score_sum"].to_numpy()
+    n_classes, n_bins = cb_pool.shape
     cb_score = _mean_or(cb_score_sum, cb_pool, np.broadcast_to(centre, (n_classes, n_bins)))
-    cb_alpha, cb_beta = beta_prior("informed", size, pc, mean=cb_score.ravel())
+    cb_alpha, cb_beta = beta_prior("informed", n_classes * n_bins, pc, mean=cb_score.ravel())
     k_pool = cb_pool.sum(axis=1)
-    k_score = _mean_or(cb_score_sum.sum(axis=1), k_pool, np.full(n_classes, scores.mean()))
+    k_score = _mean_or(cb_score_sum.sum(axis=1), k_pool, np.full(n_classes, pool_mean))
     k_alpha, k_beta = beta_prior("informed", n_classes, pc, mean=k_score)
-    k_n, k_correct = cb_n.sum(axis=1), cb_correct.sum(axis=1)
-    k_lab_score = cb_lab_score.sum(axis=1)
+    k_n, k_correct, k_lab_score = cb_n.sum(axis=1), cb_correct.sum(axis=1), cb_lab_score.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         freq_bias = np.where(k_n > 0, (k_lab_score - k_correct) / np.maximum(k_n, 1), np.nan)
-    out.update({
+    return {
         "class_bin_n_pool": cb_pool, "class_bin_n": cb_n, "class_bin_correct": cb_correct,
         "class_bin_weight": cb_pool / np.maximum(k_pool, 1)[:, None], "class_bin_score": cb_score,
         "class_bin_alpha": cb_alpha.reshape(n_classes, n_bins), "class_bin_beta": cb_beta.reshape(n_classes, n_bins),
         "class_n_pool": k_pool, "class_n": k_n, "class_correct": k_correct, "class_score": k_score,
         "class_alpha": k_alpha, "class_beta": k_beta,
-        "class_frequentist_ece": np.array([
-            frequentist_ece(cb_n[c], cb_correct[c], cb_lab_score[c]) for c in range(n_classes)
-        ]),
+        "class_frequentist_ece": np.array([frequentist_ece(cb_n[c], cb_correct[c], cb_lab_score[c])
+                                           for c in range(n_classes)]),
         "class_frequentist_bias": freq_bias,
-    })
-    return out
-
+    }
 
 def assess_calibration(
-    preds: Predictions,
+    preds: Any,
     *,
     bins: int | Any = DEFAULT_BINS,
     binning: str = "uniform",
     pseudocount: float = DEFAULT_PSEUDOCOUNT,
-    engine: str = "conjugate",
-    draws: int = DEFAULT_DRAWS,
-    seed: Any = None,
     ci_prob: float = CI_PROB,
+    seed: Any = None,
+    inference: str | None = None,
     sample_kwargs: Mapping[str, Any] | None = None,
+    draws: int = DEFAULT_DRAWS,
     classwise: bool = True,
+    engine: str | None = None,
+    prior: str = "diagonal",
 ) -> CalibrationResult:
     """Bayesian reliability diagram, posterior ECE, and classwise ECE and bias.
 
     Parameters
     ----------
-    preds : Predictions
-        The pool; scores are ``preds.confidence`` (top-1 probability). All pool items set the
+    preds : Predictions, pandas.DataFrame or arrays
+        The pool (anything :func:`pbassess.data.as_predictions` accepts); scores are ``preds.confidence`` (top-1 probability). All pool items set the
         bin weights and mean scores; labeled items update the bin accuracies.
     bins : int or array_like
         Number of bins, or explicit edges covering [0, 1]. Scores of exactly 0 and 1 land in
@@ -158,18 +166,22 @@ def assess_calibration(
         quantile edges, leaving fewer bins).
     pseudocount : float
         Prior strength pc of every Beta prior ``Beta(pc * s, pc * (1 - s))``.
-    engine : {"conjugate", "mcmc"}
+    inference : {"conjugate", "nuts"}
         Exact Beta posteriors with ``draws`` Monte Carlo draws (ECE by Monte Carlo), or NUTS
-        on :func:`pbassess.pymc_models.calibration.reliability_model` (ECE as a Deterministic).
+        on :func:`pbassess.pymc_models.calibration.reliability_model` (ECE as a Deterministic);
+        ``engine=`` and ``"mcmc"`` are accepted aliases.
     draws : int
-        Monte Carlo draws of the conjugate engine.
+        Monte Carlo draws of the conjugate inference (classwise cells are drawn in chunks so
+        memory stays bounded).
     seed : int or numpy.random.Generator, optional
     ci_prob : float
         Credible mass of the HDIs.
     sample_kwargs : dict, optional
-        ``pm.sample`` options merged over 4 chains x 1000 draws (mcmc only).
+        ``pm.sample`` options merged over 4 chains x 1000 draws (nuts only).
     classwise : bool
         Also compute the per-predicted-class ECE and bias.
+    prior : {"diagonal"}
+        The Beta prior of every bin centred on the diagonal (the only calibration prior).
 
     Returns
     -------
@@ -178,7 +190,8 @@ def assess_calibration(
     Raises
     ------
     ConfigError
-        ``bins`` < 1 or bad edges, unknown binning or engine, bad pseudocount / draws / ci_prob.
+        ``bins`` < 1 or bad edges, unknown binning or inference, bad pseudocount / draws /
+        ci_prob; sizes that would not fit in memory (say which option to change).
 
     Examples
     --------
@@ -189,285 +202,139 @@ def assess_calibration(
     >>> res.summary()["n_labeled"].tolist(), round(res.frequentist_ece, 3)
     ([0, 0, 50, 50], 0.35)
     """
-    check_common(preds, engine, draws, ci_prob, sample_kwargs)
+    inference, draws, ci_prob, sample_kwargs = check_options(inference, engine, draws, ci_prob, sample_kwargs)
+    if prior not in ("diagonal", "uniform"):
+        raise ConfigError(f"calibration uses its per-bin prior centred on the diagonal, got prior={prior!r}")
+    preds = as_pool(preds)
     pc = check_pseudocount(pseudocount)
-    edges = _edges(preds.confidence, bins, binning)
+    edges = _edges(preds, bins, binning)
+    n_bins, n_classes = edges.size - 1, preds.n_classes if classwise else 0
+    total = draws if inference == "conjugate" else nuts_draws(sample_kwargs)
+    _check_sizes(total, n_bins, n_classes, inference)
     c = _calibration_counts(preds, edges, pc, bool(classwise))
-    n_bins = edges.size - 1
     classes = list(preds.classes)
-    bin_coord = np.arange(n_bins)
+    counts = _counts_dataset(c, classes if classwise else None)
+    fit = (_fit_conjugate(c, classes, draws, seed, bool(classwise)) if inference == "conjugate"
+           else _fit_nuts(c, classes, seed, sample_kwargs, bool(classwise)))
+    keep = ["accuracy", "ece"] + (["classwise_ece", "class_accuracy", "bias"] if classwise else [])
+    options = {"bins": n_bins, "binning": binning if np.ndim(bins) == 0 else "edges", "classwise": bool(classwise),
+               "draws": draws if inference == "conjugate" else None}
+    result = CalibrationResult(
+        fit["idata"]["posterior"].to_dataset()[keep], counts, prior={"kind": "diagonal", "pseudocount": pc},
+        data_summary=preds.describe(), inference=inference, ci_prob=ci_prob, idata=fit["idata"],
+        diagnostics=fit["diagnostics"], options=options, model=fit["model"],
+    )
+    if not getattr(preds, "is_lazy", False):  # item-level metrics of the JSON (smooth ECE, ...) need the labeled items
+        lab = preds.labeled
+        result.labeled_items = {"confidence": preds.confidence[lab], "correct": preds.correct[lab],
+                                "predicted": preds.predicted[lab], "labels": preds.labels[lab],
+                                "probs": None if preds.probs is None else preds.probs[lab]}
+        # Kept with the result so that a saved and reloaded result gives the same JSON.
+        from pbassess.calibration.extras import item_level_json
 
-    counts_vars: dict[str, Any] = {
+        result.options["item_level_json"] = item_level_json(result)
+    return result
+
+
+def _check_sizes(total_draws: int, n_bins: int, n_classes: int, inference: str) -> None:
+    """Refuse, in one line, a calibration whose draws would not fit in memory."""
+    what = f"calibration with {n_bins:,} bins" + (f" and {n_classes:,} classes (classwise)" if n_classes else "")
+    if inference == "nuts":
+        params = n_bins + n_classes * (n_bins + 1)
+        check_draw_memory(total_draws, params, what, "use fewer bins, classwise=False or inference='conjugate'",
+                          copies=4)
+        return
+    check_draw_memory(total_draws, 3 * n_bins + 4 * n_classes, what,
+                      "use fewer bins (--bins 15), fewer draws (--draws) or classwise=False", copies=1)
+
+
+def _counts_dataset(c: dict[str, np.ndarray], classes: list[str] | None) -> xr.Dataset:
+    n_bins = c["edges"].size - 1
+    variables: dict[str, Any] = {
         "edges": ("edge", c["edges"]),
         **{key: ("bin", c[key]) for key in ("n_pool", "score_sum_pool", "n_labeled", "correct", "score_sum_labeled",
                                              "bin_weight", "bin_score", "mean_score", "prior_alpha", "prior_beta")},
         "frequentist_ece": ((), float(c["frequentist_ece"])),
     }
-    coords: dict[str, Any] = {"bin": bin_coord, "edge": np.arange(n_bins + 1)}
-    if classwise:
+    coords: dict[str, Any] = {"bin": np.arange(n_bins), "edge": np.arange(n_bins + 1)}
+    if classes is not None:
         for key in ("class_bin_n_pool", "class_bin_n", "class_bin_correct", "class_bin_weight", "class_bin_score",
                     "class_bin_alpha", "class_bin_beta"):
-            counts_vars[key] = (("class", "bin"), c[key])
+            variables[key] = (("class", "bin"), c[key])
         for key in ("class_n_pool", "class_n", "class_correct", "class_score", "class_alpha", "class_beta",
                     "class_frequentist_ece", "class_frequentist_bias"):
-            counts_vars[key] = ("class", c[key])
+            variables[key] = ("class", c[key])
         coords["class"] = classes
-    counts = xr.Dataset(counts_vars, coords=coords)
-
-    idata = None
-    diagnostics = None
-    if engine == "conjugate":
-        rng = as_generator(seed)
-        a, b = beta_posterior(c["correct"], c["n_labeled"], c["prior_alpha"], c["prior_beta"])
-        theta = beta_draws(a, b, int(draws), rng)
-        ece = ece_from_draws(theta, c["bin_weight"], c["bin_score"])
-        data = {"accuracy": (("chain", "draw", "bin"), theta[None]), "ece": (("chain", "draw"), ece[None])}
-        if classwise:
-            ca, cb = beta_posterior(c["class_bin_correct"], c["class_bin_n"], c["class_bin_alpha"], c["class_bin_beta"])
-            cells = beta_draws(ca.ravel(), cb.ravel(), int(draws), rng).reshape(int(draws), len(classes), n_bins)
-            class_ece = ece_from_draws(cells, c["class_bin_weight"], c["class_bin_score"])
-            ka, kb = beta_posterior(c["class_correct"], c["class_n"], c["class_alpha"], c["class_beta"])
-            class_acc = beta_draws(ka, kb, int(draws), rng)
-            data["classwise_ece"] = (("chain", "draw", "class"), class_ece[None])
-            data["class_accuracy"] = (("chain", "draw", "class"), class_acc[None])
-            data["bias"] = (("chain", "draw", "class"), (c["class_score"] - class_acc)[None])
-        post_coords: dict[str, Any] = {"chain": [0], "draw": np.arange(int(draws)), "bin": bin_coord}
-        if classwise:
-            post_coords["class"] = classes
-        posterior = xr.Dataset(data, coords=post_coords)
-    else:
-        from pbassess.pymc_models.accuracy import sample_posterior
-        from pbassess.pymc_models.calibration import CLASSWISE_KEYS, reliability_model
-
-        block = None
-        if classwise:
-            block = {key: c[key] for key in CLASSWISE_KEYS}
-        model = reliability_model(c["n_labeled"], c["correct"], c["prior_alpha"], c["prior_beta"], c["bin_weight"],
-                                  c["bin_score"], classwise=block, bin_coords=bin_coord,
-                                  class_coords=classes if classwise else None)
-        idata = sample_posterior(model, seed=seed, sample_kwargs=sample_kwargs)
-        keep = ["accuracy", "ece"] + (["classwise_ece", "class_accuracy", "bias"] if classwise else [])
-        posterior = idata["posterior"].to_dataset()[keep]
-        # Diagnose the reported quantities (cells without pool items have weight 0 in every ECE and
-        # are prior-only, so they are left out).
-        diagnostics = mcmc_diagnostics(idata, var_names=keep)
-    options = {"bins": n_bins, "binning": binning if np.ndim(bins) == 0 else "edges", "classwise": bool(classwise),
-               "draws": int(draws) if engine == "conjugate" else None}
-    return CalibrationResult(
-        posterior, counts, prior={"kind": "diagonal", "pseudocount": pc}, data_summary=preds.describe(),
-        engine=engine, ci_prob=float(ci_prob), idata=idata, diagnostics=diagnostics, options=options,
-    )
+    return xr.Dataset(variables, coords=coords)
 
 
-class CalibrationResult(AssessmentResult):
-    """Posterior reliability diagram, ECE and (optionally) classwise ECE and bias.
+def _classwise_ece_draws(c: dict[str, np.ndarray], draws: int, rng: np.random.Generator) -> np.ndarray:
+    """Classwise ECE draws (draws, K), drawing only the cells with pool items, in bounded chunks.
 
-    Posterior variables: ``accuracy`` (bin), ``ece``, and with ``classwise``:
-    ``classwise_ece`` (class), ``class_accuracy`` (class), ``bias`` (class). The per-cell
-    accuracies of the classwise ECE are not stored (their exact Beta parameters are in
-    ``counts``; the MCMC engine keeps them in ``idata``). With the conjugate engine, bin
-    accuracies and biases are reported with their exact Beta means and HDIs; ECEs always
-    come from the draws.
+    A class x bin cell without pool items has weight 0 in its class's ECE, so its accuracy draw
+    never matters: only the (at most N) occupied cells are drawn, which keeps 10^4 classes cheap.
     """
+    from scipy import sparse
 
-    metric = "calibration"
-
-    def _cache(self) -> dict[str, Any]:
-        return self.__dict__.setdefault("_cached", {})
-
-    @property
-    def edges(self) -> np.ndarray:
-        """Bin edges, shape (B + 1,)."""
-        return self.counts["edges"].to_numpy()
-
-    @property
-    def has_classwise(self) -> bool:
-        """Whether classwise ECE and bias were computed."""
-        return "classwise_ece" in self.posterior
-
-    @property
-    def classes(self) -> list[str]:
-        """Class names of the classwise part."""
-        self._require_classwise()
-        return [str(v) for v in self.counts["class"].to_numpy()]
-
-    @property
-    def frequentist_ece(self) -> float:
-        """Plug-in ECE of the labeled items (NaN without labels)."""
-        return float(self.counts["frequentist_ece"])
-
-    def _require_classwise(self) -> None:
-        if not self.has_classwise:
-            raise NotFittedError("classwise calibration was not computed: run assess_calibration(..., classwise=True)")
-
-    def _exact(self, prefix: str, alpha: str, beta: str) -> tuple[np.ndarray, np.ndarray]:
-        c = self.counts
-        n = c["n_labeled" if prefix == "bin" else "class_n"].to_numpy()
-        k = c["correct" if prefix == "bin" else "class_correct"].to_numpy()
-        return c[alpha].to_numpy() + k, c[beta].to_numpy() + n - k
-
-    def bin_accuracy(self) -> tuple[np.ndarray, np.ndarray]:
-        """Posterior mean accuracy per bin and its HDI, shapes (B,) and (B, 2)."""
-        if "bin_accuracy" not in self._cache():
-            if self.engine == "conjugate":
-                a, b = self._exact("bin", "prior_alpha", "prior_beta")
-                value = (a / (a + b), beta_hdi(a, b, self.ci_prob))
-            else:
-                d = self.draws("accuracy")
-                value = (d.mean(axis=0), hdi_from_draws(d, self.ci_prob))
-            self._cache()["bin_accuracy"] = value
-        return self._cache()["bin_accuracy"]
-
-    def summary(self):
-        """One row per bin: edges, pool and labeled counts, mean score, accuracy mean/HDI, frequentist accuracy."""
-        import pandas as pd
-
-        c = self.counts
-        mean, hdi = self.bin_accuracy()
-        n_lab = c["n_labeled"].to_numpy()
-        with np.errstate(invalid="ignore", divide="ignore"):
-            freq = np.where(n_lab > 0, c["correct"].to_numpy() / np.maximum(n_lab, 1), np.nan)
-        e = self.edges
-        labels = [f"[{lo:.4g}, {hi:.4g}{']' if b == e.size - 2 else ')'}" for b, (lo, hi) in enumerate(zip(e[:-1], e[1:], strict=True))]
-        return pd.DataFrame(
-            {
-                "bin_low": e[:-1], "bin_high": e[1:],
-                "n_pool": c["n_pool"].to_numpy().astype(int), "n_labeled": n_lab.astype(int),
-                "mean_score": c["mean_score"].to_numpy(),
-                "accuracy_mean": mean, "accuracy_hdi_low": hdi[:, 0], "accuracy_hdi_high": hdi[:, 1],
-                "frequentist_accuracy": freq,
-            },
-            index=pd.Index(labels, name="bin"),
-        )
-
-    def ece_summary(self):
-        """The ECE posterior: mean, sd, HDI and the frequentist ECE (a pandas Series)."""
-        import pandas as pd
-
-        d = self.draws("ece")
-        lo, hi = hdi_from_draws(d, self.ci_prob)
-        return pd.Series(
-            {"mean": float(d.mean()), "sd": float(d.std()), "hdi_low": float(lo), "hdi_high": float(hi),
-             "hdi_prob": self.ci_prob, "frequentist": self.frequentist_ece,
-             "n_labeled": int(self.counts["n_labeled"].sum())},
-            name="ece",
-        )
-
-    @property
-    def p_most_miscalibrated(self) -> np.ndarray:
-        """P(class k has the largest classwise ECE), per predicted class (0 for never-predicted classes)."""
-        self._require_classwise()
-        if "p_most" not in self._cache():
-            valid = self.counts["class_n_pool"].to_numpy() > 0
-            self._cache()["p_most"] = prob_extreme(self.draws("classwise_ece"), lowest=False, valid=valid)
-        return self._cache()["p_most"]
-
-    def classwise_summary(self):
-        """One row per predicted class: counts, mean score, ECE and bias posteriors, P(most miscalibrated).
-
-        ``bias`` = mean score - accuracy (positive: over-confident); ``*_frequentist`` are the
-        plug-in values over the labeled items.
-        """
-        import pandas as pd
-
-        self._require_classwise()
-        if "classwise" in self._cache():
-            return self._cache()["classwise"].copy()
-        c = self.counts
-        ece = self.draws("classwise_ece")
-        ece_hdi = hdi_from_draws(ece, self.ci_prob)
-        if self.engine == "conjugate":
-            a, b = self._exact("class", "class_alpha", "class_beta")
-            s = c["class_score"].to_numpy()
-            bias_mean = s - a / (a + b)
-            acc_hdi = beta_hdi(a, b, self.ci_prob)
-            bias_hdi = np.stack([s - acc_hdi[:, 1], s - acc_hdi[:, 0]], axis=-1)
-        else:
-            bias = self.draws("bias")
-            bias_mean, bias_hdi = bias.mean(axis=0), hdi_from_draws(bias, self.ci_prob)
-        frame = pd.DataFrame(
-            {
-                "n_pool": c["class_n_pool"].to_numpy().astype(int), "n_labeled": c["class_n"].to_numpy().astype(int),
-                "mean_score": c["class_score"].to_numpy(),
-                "ece_mean": ece.mean(axis=0), "ece_hdi_low": ece_hdi[:, 0], "ece_hdi_high": ece_hdi[:, 1],
-                "ece_frequentist": c["class_frequentist_ece"].to_numpy(),
-                "bias_mean": bias_mean, "bias_hdi_low": bias_hdi[:, 0], "bias_hdi_high": bias_hdi[:, 1],
-                "bias_frequentist": c["class_frequentist_bias"].to_numpy(),
-                "p_most_miscalibrated": self.p_most_miscalibrated,
-            },
-            index=pd.Index(self.classes, name="class"),
-        )
-        self._cache()["classwise"] = frame
-        return frame.copy()
-
-    def sentence(self) -> str:
-        """The ECE posterior next to the frequentist ECE, and the most miscalibrated class."""
-        e = self.ece_summary()
-        pct = percent(self.ci_prob)
-        n_lab = int(e["n_labeled"])
-        if n_lab == 0:
-            return (f"With no labeled items the expected calibration error is only its prior: posterior mean "
-                    f"{e['mean']:.3f} ({pct} HDI {e['hdi_low']:.3f}-{e['hdi_high']:.3f}).")
-        text = (f"The expected calibration error is {e['mean']:.3f} ({pct} HDI {e['hdi_low']:.3f}-{e['hdi_high']:.3f}; "
-                f"frequentist {e['frequentist']:.3f} from {n_lab:,} labeled items)")
-        if self.has_classwise:
-            table = self.classwise_summary()
-            worst = table["p_most_miscalibrated"].idxmax()
-            row = table.loc[worst]
-            text += (f", and the most miscalibrated predicted class is {worst!r} (ECE {row['ece_mean']:.3f}, "
-                     f"probability {row['p_most_miscalibrated']:.2f} of being the worst)")
-        return text + "."
-
-    def to_json(self) -> dict[str, Any]:
-        """The CLI's JSON object: ``metric``, ``ece``, ``bins``, ``classwise_ece`` (plus extras).
-
-        ``bins.n`` are labeled counts per bin (``bins.n_pool`` the pool's); empty bins have
-        ``mean_score`` null. Without ``classwise`` the ``classwise_ece`` lists are empty.
-        """
-        e = self.ece_summary()
-        table = self.summary()
-        mean, hdi = self.bin_accuracy()
-        out: dict[str, Any] = {
-            "metric": self.metric,
-            "ece": {"mean": float(e["mean"]), "hdi": [float(e["hdi_low"]), float(e["hdi_high"])],
-                    "frequentist": _num(e["frequentist"]), "sd": float(e["sd"])},
-            "bins": {
-                "edges": [float(v) for v in self.edges],
-                "n": [int(v) for v in table["n_labeled"]],
-                "mean_score": [_num(v) for v in table["mean_score"]],
-                "accuracy_mean": [float(v) for v in mean],
-                "accuracy_hdi": [[float(lo), float(hi)] for lo, hi in hdi],
-                "n_pool": [int(v) for v in table["n_pool"]],
-                "correct": [int(v) for v in self.counts["correct"].to_numpy()],
-            },
-            "classwise_ece": {"classes": [], "mean": []},
-            "hdi_prob": self.ci_prob,
-            "engine": self.engine,
-            "prior": self.prior,
-            "diagnostics": self.diagnostics,
-            "sentence": self.sentence(),
-        }
-        if self.has_classwise:
-            cw = self.classwise_summary()
-            out["classwise_ece"] = {
-                "classes": self.classes,
-                "mean": [float(v) for v in cw["ece_mean"]],
-                "hdi": [[float(lo), float(hi)] for lo, hi in zip(cw["ece_hdi_low"], cw["ece_hdi_high"], strict=True)],
-                "frequentist": [_num(v) for v in cw["ece_frequentist"]],
-                "p_most_miscalibrated": [float(v) for v in cw["p_most_miscalibrated"]],
-                "bias_mean": [float(v) for v in cw["bias_mean"]],
-                "bias_hdi": [[float(lo), float(hi)] for lo, hi in zip(cw["bias_hdi_low"], cw["bias_hdi_high"], strict=True)],
-            }
-        return out
-
-    def plot(self, **kwargs: Any):
-        """Bayesian reliability diagram (:func:`pbassess.plots.calibration.plot_reliability`)."""
-        from pbassess.plots.calibration import plot_reliability
-
-        return plot_reliability(self, **kwargs)
+    ca, cb = beta_posterior(c["class_bin_correct"], c["class_bin_n"], c["class_bin_alpha"], c["class_bin_beta"])
+    n_classes, n_bins = ca.shape
+    weight = c["class_bin_weight"].ravel()
+    occupied = np.flatnonzero(weight > 0)
+    member = sparse.csr_matrix((weight[occupied], (np.arange(occupied.size), occupied // n_bins)),
+                               shape=(occupied.size, n_classes))
+    score = c["class_bin_score"].ravel()[occupied]
+    out = np.zeros((draws, n_classes))
+    chunk = max(1, min(draws, CHUNK_FLOATS // max(occupied.size, 1)))
+    for start in range(0, draws, chunk):
+        size = min(chunk, draws - start)
+        cells = beta_draws(ca.ravel()[occupied], cb.ravel()[occupied], size, rng)
+        out[start:start + size] = np.asarray(np.abs(cells - score) @ member)
+    return out
 
 
-def _num(value: Any) -> float | None:
-    """A float, or None for NaN (JSON has no NaN)."""
-    v = float(value)
-    return None if np.isnan(v) else v
+def _fit_conjugate(c: dict[str, np.ndarray], classes: list[str], draws: int, seed: Any, classwise: bool) -> dict:
+    """Exact Beta draws per bin (and per class), the ECE draws and the pointwise log-likelihood per bin."""
+    from pbassess.inference import binomial_loglik, conjugate_datatree, posterior_dataset
+    from pbassess.inference.trees import keep_observed_cells
+
+    rng = as_generator(seed)
+    a, b = beta_posterior(c["correct"], c["n_labeled"], c["prior_alpha"], c["prior_beta"])
+    theta = beta_draws(a, b, int(draws), rng)
+    data: dict[str, Any] = {"accuracy": (("bin",), theta),
+                            "ece": ((), ece_from_draws(theta, c["bin_weight"], c["bin_score"]))}
+    if classwise:
+        class_ece = _classwise_ece_draws(c, int(draws), rng)
+        ka, kb = beta_posterior(c["class_correct"], c["class_n"], c["class_alpha"], c["class_beta"])
+        class_acc = beta_draws(ka, kb, int(draws), rng)
+        data.update({"classwise_ece": (("class",), class_ece), "class_accuracy": (("class",), class_acc),
+                     "bias": (("class",), c["class_score"] - class_acc)})
+    coords = {"bin": np.arange(theta.shape[1]), "class": classes}
+    loglik = binomial_loglik(c["n_labeled"], c["correct"], theta)
+    tree = conjugate_datatree(
+        posterior_dataset(data, coords),
+        observed_data=xr.Dataset({"correct": ("bin", c["correct"])}, coords={"bin": coords["bin"]}),
+        log_likelihood=posterior_dataset({"correct": (("bin",), loglik)}, coords),
+    )
+    tree["constant_data"] = xr.Dataset({"n": ("bin", c["n_labeled"])}, coords={"bin": coords["bin"]})
+    return {"idata": keep_observed_cells(tree, "bin", c["n_labeled"]), "diagnostics": None, "model": None}
+
+
+def _fit_nuts(c: dict[str, np.ndarray], classes: list[str], seed: Any, sample_kwargs: dict, classwise: bool) -> dict:
+    """NUTS on the reliability model; diagnostics on the reported quantities."""
+    from pbassess.inference import diagnostics, sample_model
+    from pbassess.inference.trees import keep_observed_cells
+    from pbassess.pymc_models.calibration import CLASSWISE_KEYS, reliability_model
+
+    block = {key: c[key] for key in CLASSWISE_KEYS} if classwise else None
+    n_bins = c["edges"].size - 1
+    model = reliability_model(c["n_labeled"], c["correct"], c["prior_alpha"], c["prior_beta"], c["bin_weight"],
+                              c["bin_score"], classwise=block, bin_coords=np.arange(n_bins),
+                              class_coords=classes if classwise else None)
+    idata = sample_model(model, seed=seed, sample_kwargs=sample_kwargs, log_likelihood=["correct"])
+    idata = keep_observed_cells(idata, "bin", c["n_labeled"])
+    keep = ["accuracy", "ece"] + (["classwise_ece", "class_accuracy", "bias"] if classwise else [])
+    # Cells without pool items have weight 0 in every ECE and are prior-only: only reported quantities are diagnosed.
+    return {"idata": idata, "diagnostics": diagnostics(idata, var_names=keep), "model": model}
+
+
+# Further calibration statistics in the JSON: see CalibrationResult._extra_json (pbassess/results/calibration.py).

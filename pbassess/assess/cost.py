@@ -10,9 +10,12 @@ Cost convention everywhere: ``cost[k, j]`` is the cost of predicting class k whe
 j; the expected cost of predicted class k is ``sum_j P(true = j | predicted = k) * cost[k, j]``
 (under the default 0-1 cost: one minus the accuracy of the items predicted as k).
 
-Two engines give the same posterior: ``"conjugate"`` (the exact ``Dirichlet(alpha + counts)``,
-drawn with :func:`pbassess.stats.dirichlet_draws`) and ``"mcmc"`` (the PyMC model
-:func:`pbassess.pymc_models.confusion.confusion_model` sampled with NUTS).
+Two inferences give the same posterior: ``"conjugate"`` (the exact ``Dirichlet(alpha + counts)``,
+drawn per row over its observed cells and its zero-count cells merged by cost level -- the
+Dirichlet aggregation property, exact for the expected cost and the likelihood) and ``"nuts"``
+(the PyMC model :func:`pbassess.pymc_models.confusion.confusion_model` sampled with NUTS). Both
+store the pointwise log-likelihood of each predicted class's row of confusion counts
+(multinomial) under every draw.
 
 What a result keeps (memory): 4000 draws of a full 100 x 100 confusion matrix would be 320 MB,
 so neither engine stores confusion draws. ``posterior`` holds the expected-cost draws
@@ -28,60 +31,48 @@ from typing import Any
 
 import numpy as np
 import xarray as xr
+from scipy import sparse
 
-from pbassess.assess.accuracy import check_common, check_pseudocount, percent
-from pbassess.constants import CI_PROB, DEFAULT_DRAWS, DEFAULT_PSEUDOCOUNT
-from pbassess.data.predictions import Predictions
-from pbassess.errors import ConfigError, DataError
-from pbassess.results.base import AssessmentResult, mcmc_diagnostics
-from pbassess.stats import confusion_counts, hdi_from_draws, prob_extreme
-from pbassess.stats.cost import (
-    dirichlet_prior,
-    expected_cost_posterior_draws,
-    mean_probs_by_predicted,
-    people_cost_matrix,
-    superclass_cost_matrix,
-    validate_cost_matrix,
-    zero_one_cost,
+from pbassess.assess._common import (
+    as_pool,
+    check_draw_memory,
+    check_options,
+    check_pseudocount,
+    nuts_draws,
 )
+from pbassess.constants import CI_PROB, DEFAULT_DRAWS, DEFAULT_PSEUDOCOUNT
+from pbassess.errors import ConfigError, DataError
+from pbassess.inference import check_memory
+from pbassess.results.cost import CostResult
+from pbassess.stats import as_generator
+from pbassess.stats.cost import dirichlet_prior, mean_probs_by_predicted
 
 __all__ = ["COST_NAMES", "CostResult", "assess_confusion", "resolve_cost_matrix"]
 
 #: Names accepted for ``cost_matrix``: the 0-1 cost and the paper's two CIFAR-100 matrices.
 COST_NAMES: tuple[str, ...] = ("zero-one", "people", "superclass")
 
+#: Category draws (draws x categories) are made in chunks of at most this many floats (128 MiB).
+CHUNK_FLOATS: int = 2**24
+
 
 def resolve_cost_matrix(cost_matrix: Any, classes: tuple[str, ...]) -> tuple[np.ndarray, str]:
-    """The (K, K) cost matrix and its name from ``None``, a name or an array.
-
-    ``None`` or ``"zero-one"``: 0-1 cost; ``"people"`` / ``"superclass"``: the CIFAR-100 matrices
-    of :mod:`pbassess.stats.cost` (the classes must be CIFAR-100 names); an array: validated
-    (shape (K, K), finite, non-negative), named ``"user"``.
+    """The (K, K) cost matrix and how it is named, from :func:`pbassess.stats.cost.resolve_cost_matrix`.
 
     Examples
     --------
     >>> resolve_cost_matrix(None, ("a", "b"))[1]
     'zero-one'
-    >>> resolve_cost_matrix("people", ("a", "b"))
-    Traceback (most recent call last):
-    ...
-    pbassess.errors.ConfigError: people cost matrix (CIFAR-100 classes only): 2 class name(s) not known: 'a', 'b'
+    >>> resolve_cost_matrix([[0, 2], [1, 0]], ("a", "b"))[1]
+    'user'
     """
-    k = len(classes)
-    if cost_matrix is None:
-        return zero_one_cost(k), "zero-one"
-    if isinstance(cost_matrix, str):
-        if cost_matrix in ("zero-one", "0-1", "zero_one"):
-            return zero_one_cost(k), "zero-one"
-        if cost_matrix == "people":
-            return people_cost_matrix(classes), "people"
-        if cost_matrix == "superclass":
-            return superclass_cost_matrix(classes), "superclass"
-        raise ConfigError(f"unknown cost matrix {cost_matrix!r} (choose {', '.join(COST_NAMES)} or pass a (K, K) array)")
-    return validate_cost_matrix(cost_matrix, k), "user"
+    from pbassess.stats.cost import cost_matrix_name
+    from pbassess.stats.cost import resolve_cost_matrix as resolve
+
+    return resolve(cost_matrix, tuple(classes)), cost_matrix_name(cost_matrix)
 
 
-def _prior_alpha(prior: Any, pc: float, preds: Predictions) -> tuple[np.ndarray, str]:
+def _prior_alpha(prior: Any, pc: float, preds: Any) -> tuple[np.ndarray, str]:
     k = preds.n_classes
     if isinstance(prior, str):
         if prior == "uniform":
@@ -107,16 +98,19 @@ def _prior_alpha(prior: Any, pc: float, preds: Predictions) -> tuple[np.ndarray,
 
 
 def assess_confusion(
-    preds: Predictions,
+    preds: Any,
     *,
     prior: Any = "uniform",
     pseudocount: float = DEFAULT_PSEUDOCOUNT,
     cost_matrix: Any = None,
-    engine: str = "conjugate",
-    draws: int = DEFAULT_DRAWS,
-    seed: Any = None,
     ci_prob: float = CI_PROB,
+    seed: Any = None,
+    inference: str | None = None,
     sample_kwargs: Mapping[str, Any] | None = None,
+    draws: int = DEFAULT_DRAWS,
+    engine: str | None = None,
+    cost: Any = None,
+    by: str = "predicted",
 ) -> CostResult:
     """Posterior confusion probabilities and expected misclassification cost per predicted class.
 
@@ -126,8 +120,9 @@ def assess_confusion(
 
     Parameters
     ----------
-    preds : Predictions
-        The pool; only ``preds.labeled`` items enter the likelihood.
+    preds : Predictions, pandas.DataFrame or arrays
+        The pool (anything :func:`pbassess.data.as_predictions` accepts); only labeled items
+        enter the likelihood.
     prior : {"uniform", "informed"} or array_like (K, K)
         ``uniform``: ``alpha = pc / K`` in every cell (``pseudocount=K`` gives the flat
         Dirichlet(1, ..., 1)); ``informed``: ``alpha_k = pc * m_k`` with ``m_k`` the model's mean
@@ -136,20 +131,24 @@ def assess_confusion(
         See :func:`pbassess.stats.cost.dirichlet_prior`.
     pseudocount : float
         The prior strength pc per predicted class.
-    cost_matrix : None, {"zero-one", "people", "superclass"} or array_like (K, K)
+    cost_matrix : None, {"zero-one", "people", "superclass"}, array_like (K, K) or path
         ``cost[k, j]``: the cost of predicting k when the truth is j. ``None``: 0-1 cost;
-        ``"people"``/``"superclass"``: the paper's CIFAR-100 matrices.
-    engine : {"conjugate", "mcmc"}
+        ``"people"``/``"superclass"``: the paper's CIFAR-100 matrices; a CSV/.npy/.json file
+        (:func:`pbassess.stats.cost.resolve_cost_matrix`). ``cost=`` is an accepted alias.
+    inference : {"conjugate", "nuts"}
         Exact Dirichlet posterior with ``draws`` Monte Carlo draws of the expected cost, or NUTS
-        on :func:`pbassess.pymc_models.confusion.confusion_model`.
+        on :func:`pbassess.pymc_models.confusion.confusion_model` (``engine=``/``"mcmc"``: aliases).
     draws : int
-        Monte Carlo draws of the conjugate engine (the MCMC engine takes its sizes from
+        Monte Carlo draws of the conjugate inference (NUTS takes its sizes from
         ``sample_kwargs``: by default 4 chains x 1000 draws).
     seed : int or numpy.random.Generator, optional
     ci_prob : float
         Credible mass of the reported HDIs.
     sample_kwargs : dict, optional
-        Options for ``pm.sample`` merged over the defaults (mcmc only).
+        Options for ``pm.sample`` merged over the defaults (nuts only).
+
+    by : {"predicted"}
+        The rows of the confusion matrix (the only choice: expected cost per predicted class).
 
     Returns
     -------
@@ -160,8 +159,8 @@ def assess_confusion(
     DataError
         ``preds`` not a Predictions; informed prior on top-1 data.
     ConfigError
-        Unknown engine, prior or cost name; a bad cost matrix (shape, NaN, negative); bad
-        pseudocount, draws, ci_prob or sample_kwargs.
+        Unknown inference, prior or cost name; a bad cost matrix (shape, NaN, negative); bad
+        pseudocount, draws, ci_prob or sample_kwargs; K x K arrays too large for memory.
 
     Examples
     --------
@@ -172,205 +171,110 @@ def assess_confusion(
     >>> res.summary()["mean"].round(3).tolist()   # (1 + 1) / (2 + 2) and (0 + 1) / (2 + 2)
     [0.5, 0.25]
     """
-    check_common(preds, engine, draws, ci_prob, sample_kwargs)
-    pc = check_pseudocount(pseudocount)
-    names = tuple(preds.classes)
-    k = len(names)
-    cost, cost_name = resolve_cost_matrix(cost_matrix, names)
-    alpha, prior_kind = _prior_alpha(prior, pc, preds)
-    lab = preds.labeled
-    counts = confusion_counts(preds.predicted[lab], preds.labels[lab], k)
-    n_pool = np.bincount(preds.predicted, minlength=k)
-    post_alpha = alpha + counts
-    idata = None
-    diagnostics = None
-    if engine == "conjugate":
-        ec = expected_cost_posterior_draws(post_alpha, cost, int(draws), seed)
-        posterior = xr.Dataset(
-            {"expected_cost": (("chain", "draw", "predicted"), ec[None])},
-            coords={"chain": [0], "draw": np.arange(ec.shape[0]), "predicted": list(names)},
-        )
-        confusion_mean = post_alpha / post_alpha.sum(axis=1, keepdims=True)
-    else:
-        from pbassess.pymc_models.confusion import confusion_model, sample_confusion_model
+    from pbassess.counting import count_cells
 
-        model = confusion_model(counts, alpha, cost, classes=names)
-        idata = sample_confusion_model(model, seed=seed, sample_kwargs=sample_kwargs)
-        posterior = idata["posterior"].to_dataset()[["expected_cost"]]
-        cats = model.categories
-        category_mean = idata["posterior"]["category_prob"].mean(("chain", "draw")).to_numpy()
-        confusion_mean = category_mean[cats.cell_category] * cats.cell_share
-        diagnostics = mcmc_diagnostics(idata, var_names=["expected_cost"])
+    inference, draws, ci_prob, sample_kwargs = check_options(inference, engine, draws, ci_prob, sample_kwargs)
+    if by != "predicted":
+        raise ConfigError(f"the expected cost is per predicted class; by={by!r} is not supported")
+    if cost is not None and cost_matrix is not None:
+        raise ConfigError("give the cost matrix once: cost_matrix= (cost= is its old spelling)")
+    preds = as_pool(preds)
+    pc = check_pseudocount(pseudocount)
+    names = tuple(str(c) for c in preds.classes)
+    k = len(names)
+    check_memory(8.0 * 6 * k * k, f"the cost assessment of {k:,} classes (K x K matrices)",
+                 "assess fewer classes (e.g. merge rare classes) or use the accuracy metric")
+    total = draws if inference == "conjugate" else nuts_draws(sample_kwargs)
+    check_draw_memory(total, 3 * k, f"the cost assessment of {k:,} classes", "use fewer draws (--draws)")
+    cost_arr, cost_name = resolve_cost_matrix(cost_matrix if cost is None else cost, names)
+    alpha, prior_kind = _prior_alpha(prior, pc, preds)
+    counts = count_cells(preds, ("predicted", "true"))["n"].to_numpy()
+    n_pool = count_cells(preds, ("predicted",))["n_pool"].to_numpy()
+    fit = (_fit_conjugate(counts, alpha, cost_arr, names, draws, seed) if inference == "conjugate"
+           else _fit_nuts(counts, alpha, cost_arr, names, seed, sample_kwargs))
     cell = ("predicted", "true")
     counts_ds = xr.Dataset(
-        {
-            "confusion": (cell, counts), "prior_alpha": (cell, alpha), "cost": (cell, cost),
-            "confusion_mean": (cell, confusion_mean), "n": ("predicted", counts.sum(axis=1)),
-            "n_pool": ("predicted", n_pool),
-        },
+        {"confusion": (cell, counts), "prior_alpha": (cell, alpha), "cost": (cell, cost_arr),
+         "confusion_mean": (cell, fit["confusion_mean"]), "n": ("predicted", counts.sum(axis=1)),
+         "n_pool": ("predicted", n_pool)},
         coords={"predicted": list(names), "true": list(names)},
     )
-    prior_info = {"kind": prior_kind, "pseudocount": pc}
-    data_summary = {**preds.describe(), "n_classes": k}
-    options = {"cost": cost_name, "draws": int(draws) if engine == "conjugate" else None}
-    return CostResult(posterior, counts_ds, prior=prior_info, data_summary=data_summary, engine=engine,
-                      ci_prob=float(ci_prob), idata=idata, diagnostics=diagnostics, options=options)
+    options = {"cost": cost_name, "draws": draws if inference == "conjugate" else None}
+    return CostResult(fit["idata"]["posterior"].to_dataset()[["expected_cost"]], counts_ds,
+                      prior={"kind": prior_kind, "pseudocount": pc}, data_summary={**preds.describe(), "n_classes": k},
+                      inference=inference, ci_prob=ci_prob, idata=fit["idata"], diagnostics=fit["diagnostics"],
+                      options=options, model=fit["model"])
 
 
-class CostResult(AssessmentResult):
-    """Posterior expected misclassification cost per predicted class, and confusion probabilities.
+def _row_matrix(rows: np.ndarray, n_rows: int) -> sparse.csr_matrix:
+    """(categories, rows) indicator: category m belongs to predicted class rows[m]."""
+    return sparse.csr_matrix((np.ones(rows.size), (np.arange(rows.size), rows)), shape=(rows.size, n_rows))
 
-    ``posterior["expected_cost"]`` has dims ``(chain, draw, predicted)``; ``counts`` holds the
-    confusion counts, prior, cost matrix and posterior mean ``P(true | predicted)``. Means of the
-    expected cost are exact for the conjugate engine; HDIs and P(highest) come from the draws.
-    Predicted classes with neither labeled nor pool items cannot be the highest.
-    """
 
-    metric = "cost"
+def _row_loglik(theta: np.ndarray, cats: Any, counts: np.ndarray, member: sparse.csr_matrix) -> np.ndarray:
+    """Multinomial log-likelihood of each predicted class's row of counts, per draw: (draws, K)."""
+    from scipy import special
 
-    def _cache(self) -> dict[str, Any]:
-        return self.__dict__.setdefault("_cached", {})
+    from pbassess.inference.trees import multinomial_loglik_constant
 
-    @property
-    def classes(self) -> list[str]:
-        """Class names (the ``predicted`` and ``true`` coordinates)."""
-        return [str(v) for v in self.counts["predicted"].to_numpy()]
+    return np.asarray(special.xlogy(cats.count, theta) @ member) + multinomial_loglik_constant(counts)
 
-    @property
-    def cost_name(self) -> str:
-        """``zero-one``, ``people``, ``superclass`` or ``user``."""
-        return str(self.options.get("cost", "user"))
 
-    @property
-    def valid(self) -> np.ndarray:
-        """Predicted classes with at least one pool or labeled item."""
-        return (self.counts["n_pool"].to_numpy() > 0) | (self.counts["n"].to_numpy() > 0)
+def _category_draws(cats: Any, k: int, draws: int, rng: np.random.Generator, counts: np.ndarray):
+    """Exact Dirichlet draws over each row's categories: expected cost and row log-likelihood, (draws, K) each."""
+    member = _row_matrix(cats.row, k)
+    shape = cats.alpha + cats.count
+    cost_draws = np.empty((draws, k))
+    loglik = np.empty((draws, k))
+    chunk = max(1, min(draws, CHUNK_FLOATS // max(shape.size, 1)))
+    for start in range(0, draws, chunk):
+        size = min(chunk, draws - start)
+        g = rng.gamma(shape, size=(size, shape.size))
+        total = np.asarray(g @ member)
+        theta = g / total[:, cats.row]
+        cost_draws[start:start + size] = np.asarray((theta * cats.cost) @ member)
+        loglik[start:start + size] = _row_loglik(theta, cats, counts, member)
+    return cost_draws, loglik
 
-    def cost_draws(self) -> np.ndarray:
-        """Posterior draws of the expected cost, shape (n_draws, K)."""
-        if "draws" not in self._cache():
-            self._cache()["draws"] = self.draws("expected_cost")
-        return self._cache()["draws"]
 
-    def mean(self) -> np.ndarray:
-        """Posterior mean expected cost per predicted class (exact for the conjugate engine)."""
-        if self.engine == "conjugate":
-            c = self.counts
-            post = c["prior_alpha"].to_numpy() + c["confusion"].to_numpy()
-            return np.sum(post * c["cost"].to_numpy(), axis=1) / post.sum(axis=1)
-        return self.cost_draws().mean(axis=0)
+def _fit_conjugate(counts, alpha, cost, names, draws, seed) -> dict[str, Any]:
+    from pbassess.inference import conjugate_datatree, posterior_dataset
+    from pbassess.inference.trees import keep_observed_cells
+    from pbassess.pymc_models.confusion import confusion_categories
 
-    def hdi(self) -> np.ndarray:
-        """HDI of the expected cost at ``ci_prob`` per predicted class, shape (K, 2)."""
-        if "hdi" not in self._cache():
-            self._cache()["hdi"] = hdi_from_draws(self.cost_draws(), self.ci_prob, axis=0)
-        return self._cache()["hdi"]
+    cats = confusion_categories(counts, alpha, cost, names)
+    ec, loglik = _category_draws(cats, len(names), int(draws), as_generator(seed), counts)
+    coords = {"predicted": list(names), "true": list(names)}
+    post_alpha = alpha + counts
+    tree = conjugate_datatree(
+        posterior_dataset({"expected_cost": (("predicted",), ec)}, coords),
+        observed_data=xr.Dataset({"confusion": (("predicted", "true"), counts)}, coords=coords),
+        log_likelihood=posterior_dataset({"confusion": (("predicted",), loglik)}, coords),
+    )
+    return {"idata": keep_observed_cells(tree, "predicted", counts.sum(axis=1)), "diagnostics": None, "model": None,
+            "confusion_mean": post_alpha / post_alpha.sum(axis=1, keepdims=True)}
 
-    @property
-    def p_highest(self) -> np.ndarray:
-        """P(predicted class k has the highest expected cost), per class."""
-        if "p_highest" not in self._cache():
-            valid = self.valid
-            value = prob_extreme(self.cost_draws(), lowest=False, valid=valid) if valid.any() else np.zeros(len(valid))
-            self._cache()["p_highest"] = value
-        return self._cache()["p_highest"]
 
-    def confusion_probabilities(self) -> xr.DataArray:
-        """Posterior mean ``P(true = j | predicted = k)``, dims ``(predicted, true)``; rows sum to one.
+def _fit_nuts(counts, alpha, cost, names, seed, sample_kwargs) -> dict[str, Any]:
+    from pbassess.inference import diagnostics, sample_model
+    from pbassess.inference.trees import keep_observed_cells
+    from pbassess.pymc_models.confusion import confusion_model
 
-        Examples
-        --------
-        >>> from pbassess import Predictions
-        >>> from pbassess.assess.cost import assess_confusion
-        >>> p = Predictions.from_top1(["a", "a"], [0.9, 0.8], ["a", "b"])
-        >>> assess_confusion(p, seed=0).confusion_probabilities().sel(predicted="a").values.tolist()
-        [0.5, 0.5]
-        """
-        da = self.counts["confusion_mean"].copy()
-        da.name = "confusion"
-        da.attrs["description"] = "posterior mean P(true | predicted); rows predicted, columns true"
-        return da
-
-    def most_confused_with(self) -> tuple[list[str | None], np.ndarray]:
-        """For each predicted class, the true class it most likely is when the prediction is wrong.
-
-        Returns the class names (None where every wrong true class is equally likely, e.g. no
-        observed mistakes under the uniform prior) and their posterior mean probabilities.
-        """
-        conf = self.counts["confusion_mean"].to_numpy().copy()
-        np.fill_diagonal(conf, -np.inf)
-        best = conf.argmax(axis=1)
-        prob = conf[np.arange(conf.shape[0]), best]
-        ties = np.sum(np.isclose(conf, prob[:, None], rtol=1e-12, atol=0.0), axis=1) > 1
-        names = [None if tie else self.classes[j] for j, tie in zip(best, ties, strict=True)]
-        return names, prob
-
-    def summary(self):
-        """One row per predicted class: n, mean, hdi_low, hdi_high, p_highest, confused_with, p_confused."""
-        import pandas as pd
-
-        hdi = self.hdi()
-        confused, p_confused = self.most_confused_with()
-        return pd.DataFrame(
-            {
-                "n": self.counts["n"].to_numpy().astype(int),
-                "mean": self.mean(),
-                "hdi_low": hdi[:, 0],
-                "hdi_high": hdi[:, 1],
-                "p_highest": self.p_highest,
-                "confused_with": confused,
-                "p_confused": p_confused,
-            },
-            index=pd.Index(self.classes, name="predicted"),
-        )
-
-    def sentence(self) -> str:
-        """The predicted class with the highest expected cost, its mean and HDI, and P(highest)."""
-        pct = percent(self.ci_prob)
-        valid = self.valid
-        if not valid.any():
-            return "No predicted class has any items, so no expected cost can be compared."
-        mean = self.mean()
-        p_high = self.p_highest
-        order = np.lexsort((-np.where(valid, mean, -np.inf), -p_high))
-        worst = int(order[0])
-        lo, hi = self.hdi()[worst]
-        name = self.classes[worst]
-        cost = f"the {self.cost_name} cost" if self.cost_name != "user" else "the given cost matrix"
-        if int(self.counts["n"].sum()) == 0:
-            return (f"With no labeled items every predicted class's expected cost under {cost} is still its "
-                    f"prior; the highest prior mean is {name!r} ({mean[worst]:.2f}, {pct} HDI {lo:.2f}-{hi:.2f}).")
-        text = (f"Under {cost}, the predicted class with the highest expected cost is {name!r} (posterior mean "
-                f"{mean[worst]:.2f}, {pct} HDI {lo:.2f}-{hi:.2f}), with probability {p_high[worst]:.2f} of being the highest")
-        confused, _ = self.most_confused_with()
-        if confused[worst] is not None:
-            text += f"; when it is wrong the true class is most likely {confused[worst]!r}"
-        return text + "."
-
-    def to_json(self) -> dict[str, Any]:
-        """The CLI's JSON object: ``metric``, ``classes``, ``mean``, ``hdi``, ``p_highest`` plus
-        ``hdi_prob``, ``n``, ``n_pool``, ``confused_with``, ``cost``, ``engine``, ``prior``,
-        ``diagnostics``, ``sentence``."""
-        confused, _ = self.most_confused_with()
-        return {
-            "metric": self.metric,
-            "classes": self.classes,
-            "mean": [float(v) for v in self.mean()],
-            "hdi": [[float(lo), float(hi)] for lo, hi in self.hdi()],
-            "p_highest": [float(v) for v in self.p_highest],
-            "hdi_prob": self.ci_prob,
-            "n": [int(v) for v in self.counts["n"].to_numpy()],
-            "n_pool": [int(v) for v in self.counts["n_pool"].to_numpy()],
-            "confused_with": confused,
-            "cost": self.cost_name,
-            "engine": self.engine,
-            "prior": self.prior,
-            "diagnostics": self.diagnostics,
-            "sentence": self.sentence(),
-        }
-
-    def plot(self, **kwargs: Any):
-        """Expected cost per predicted class with HDIs (:func:`pbassess.plots.cost.plot_expected_cost`)."""
-        from pbassess.plots.cost import plot_expected_cost
-
-        return plot_expected_cost(self, **kwargs)
+    model = confusion_model(counts, alpha, cost, classes=names)
+    idata = sample_model(model, seed=seed, sample_kwargs=sample_kwargs, log_likelihood=False,
+                         var_names=["expected_cost", "category_prob"],
+                         internal=["gamma", "boost_gamma", "boost_exponential"])
+    cats = model.categories
+    probs = idata["posterior"]["category_prob"].transpose("chain", "draw", "category").to_numpy()
+    member = _row_matrix(cats.row, len(names))
+    chains, n_draws = probs.shape[:2]
+    loglik = _row_loglik(probs.reshape(chains * n_draws, -1), cats, counts, member).reshape(chains, n_draws, -1)
+    coords = {"chain": np.arange(chains), "draw": np.arange(n_draws), "predicted": list(names)}
+    idata["log_likelihood"] = xr.Dataset({"confusion": (("chain", "draw", "predicted"), loglik)}, coords=coords)
+    observed = idata["observed_data"].to_dataset() if "observed_data" in idata.children else xr.Dataset()
+    idata["observed_data"] = observed.assign(confusion=xr.DataArray(
+        counts, dims=("predicted", "true"), coords={"predicted": list(names), "true": list(names)}))
+    idata = keep_observed_cells(idata, "predicted", counts.sum(axis=1))
+    category_mean = probs.mean(axis=(0, 1))
+    return {"idata": idata, "diagnostics": diagnostics(idata, var_names=["expected_cost"]), "model": model,
+            "confusion_mean": category_mean[cats.cell_category] * cats.cell_share}

@@ -8,20 +8,21 @@ posterior (mean and spread of environment accuracies, and the accuracy to expect
 environment), and the MCMC diagnostics. :func:`assess_hierarchical_calibration` does the same
 for reliability diagrams and each environment's ECE (:class:`HierarchicalCalibrationResult`).
 
-Every summary reports R-hat and bulk ESS per row and, in ``summary().attrs["diagnostics"]``
-and in :meth:`~HierarchicalResult.to_json`, the max R-hat, min bulk ESS and divergence count;
-a fit that fails them warns (``UserWarning``) when it is made.
+The result classes live in :mod:`pbassess.results.hierarchical`; every fit goes through
+:func:`pbassess.inference.sample_model` (progress bar when a person watches, pointwise
+log-likelihood) and :func:`pbassess.inference.diagnostics` (a failing fit warns and says so in
+its sentence and JSON).
 """
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import xarray as xr
 
+from pbassess.assess._common import as_pool, check_ci_prob, check_sample_kwargs
 from pbassess.constants import CI_PROB, DEFAULT_BINS
 from pbassess.hierarchical.models import (
     CalibrationCounts,
@@ -34,8 +35,13 @@ from pbassess.hierarchical.models import (
     sample_model,
     sampler_settings,
 )
-from pbassess.results import AssessmentResult, mcmc_diagnostics
-from pbassess.stats import hdi_from_draws
+from pbassess.inference import diagnostics as fit_diagnostics
+from pbassess.inference import resolve_inference
+from pbassess.results.hierarchical import (
+    HierarchicalCalibrationResult,
+    HierarchicalResult,
+    posterior_diagnostics,
+)
 
 __all__ = [
     "HierarchicalCalibrationResult",
@@ -47,268 +53,22 @@ __all__ = [
 ]
 
 
-def posterior_diagnostics(posterior: xr.Dataset, var: str) -> tuple[np.ndarray, np.ndarray]:
-    """R-hat and bulk ESS of every element of ``posterior[var]`` (NaN with a single chain).
-
-    Examples
-    --------
-    >>> import numpy as np, xarray as xr
-    >>> ds = xr.Dataset({"x": (("chain", "draw"), np.random.default_rng(0).normal(size=(4, 500)))})
-    >>> rhat, ess = posterior_diagnostics(ds, "x")
-    >>> bool(abs(rhat - 1) < 0.01), bool(ess > 1000)
-    (True, True)
-    """
-    import arviz as az
-
-    da = posterior[var]
-    if da.sizes.get("chain", 1) < 2:
-        shape = tuple(s for d, s in da.sizes.items() if d not in ("chain", "draw"))
-        return np.full(shape, np.nan), np.full(shape, np.nan)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        rhat = az.rhat(da.to_dataset(name=var))[var].to_numpy()
-        ess = az.ess(da.to_dataset(name=var), method="bulk")[var].to_numpy()
-    return rhat, ess
-
-
-def _interval(draws: np.ndarray, prob: float) -> tuple[np.ndarray, np.ndarray]:
-    flat = draws.reshape(-1, *draws.shape[2:])
-    hdi = hdi_from_draws(flat, prob, axis=0)
-    return flat.mean(axis=0), hdi
-
-
-def _diagnostics_from(idata: Any, var_names: list[str]) -> dict[str, float]:
-    diag = mcmc_diagnostics(idata, var_names=var_names)
-    return {k: (int(v) if k == "divergences" else float(v)) for k, v in diag.items()}
-
-
 def _free_names(model: Any) -> list[str]:
     return [v.name for v in model.free_RVs]
 
 
-class _HierarchicalBase(AssessmentResult):
-    """Shared helpers of the hierarchical results."""
+def _sampler(sampler: dict[str, Any], sample_kwargs: Mapping[str, Any] | None, inference: Any, engine: Any) -> dict:
+    """The hierarchical sampler settings from the old keywords and ``sample_kwargs`` (NUTS only)."""
+    if resolve_inference(inference, engine, default="nuts") != "nuts":
+        from pbassess.errors import ConfigError
 
-    metric = "hierarchical-base"
-
-    @property
-    def by(self) -> str:
-        """The group column that defines the environments."""
-        return str(self.options.get("by", "environment"))
-
-    @property
-    def environments(self) -> list[str]:
-        """The environment names, in the posterior's order."""
-        return [str(e) for e in self.posterior["environment"].to_numpy()]
-
-    def _diag(self) -> dict[str, Any]:
-        diag = dict(self.diagnostics or {})
-        return {
-            "max_rhat": diag.get("max_rhat"),
-            "min_ess_bulk": diag.get("min_ess_bulk"),
-            "divergences": diag.get("divergences"),
-        }
-
-    def _stat(self, var: str) -> dict[str, Any]:
-        mean, hdi = _interval(self.posterior[var].transpose("chain", "draw", ...).to_numpy(), self.ci_prob)
-        return {"mean": mean, "hdi": hdi}
-
-
-class HierarchicalResult(_HierarchicalBase):
-    """Posterior accuracy per environment (x predicted class) with partial pooling.
-
-    Attributes beyond :class:`~pbassess.results.AssessmentResult`: ``by`` (the group column),
-    ``environments``, ``classes`` (or None), ``kind`` and ``pooling``. Posterior variables:
-    ``accuracy`` (environment[, class]), ``population_mean``, ``population_sd`` and
-    ``new_environment`` (scalars per draw) and the model's hyperparameters.
-    """
-
-    metric = "hierarchical"
-
-    @property
-    def classes(self) -> list[str] | None:
-        return [str(c) for c in self.posterior["class"].to_numpy()] if "class" in self.posterior.dims else None
-
-    @property
-    def kind(self) -> str:
-        return str(self.options.get("kind", "logit-normal"))
-
-    @property
-    def pooling(self) -> str:
-        return str(self.options.get("pooling", "hierarchical"))
-
-    def summary(self):
-        """One row per environment (x class) and three population rows.
-
-        Columns: ``level``, ``environment``, (``class``), ``mean``, ``hdi_low``, ``hdi_high``,
-        ``n_labeled``, ``n_correct``, ``n_items``, ``raw_accuracy`` (k/n, the independent point
-        estimate), ``r_hat``, ``ess_bulk``. ``attrs["diagnostics"]`` holds the fit's max R-hat,
-        min bulk ESS and divergences.
-        """
-        import pandas as pd
-
-        acc = self._stat("accuracy")
-        rhat, ess = posterior_diagnostics(self.posterior, "accuracy")
-        n = self.counts["n_labeled"].to_numpy()
-        k = self.counts["n_correct"].to_numpy()
-        with np.errstate(invalid="ignore", divide="ignore"):
-            raw = np.where(n > 0, k / np.maximum(n, 1), np.nan)
-        envs = self.environments
-        rows = []
-        if self.classes is None:
-            cells = [(i, (i,), {"environment": e}) for i, e in enumerate(envs)]
-        else:
-            cells = [(i * len(self.classes) + j, (i, j), {"environment": e, "class": c})
-                     for i, e in enumerate(envs) for j, c in enumerate(self.classes)]
-        for _, idx, names in cells:
-            rows.append({
-                "level": "environment", **names, "mean": acc["mean"][idx], "hdi_low": acc["hdi"][idx][0],
-                "hdi_high": acc["hdi"][idx][1], "n_labeled": int(n[idx]), "n_correct": int(k[idx]),
-                "n_items": int(self.counts["n_items"].to_numpy()[idx]), "raw_accuracy": raw[idx],
-                "r_hat": rhat[idx], "ess_bulk": ess[idx],
-            })
-        for var, label in (("population_mean", "population mean"), ("population_sd", "population sd"),
-                           ("new_environment", "new environment")):
-            if var in self.posterior:
-                st = self._stat(var)
-                r, e = posterior_diagnostics(self.posterior, var)
-                rows.append({"level": "population", "environment": label, "mean": float(st["mean"]),
-                             "hdi_low": float(st["hdi"][0]), "hdi_high": float(st["hdi"][1]),
-                             "r_hat": float(r), "ess_bulk": float(e)})
-        table = pd.DataFrame(rows)
-        table.attrs["diagnostics"] = self._diag()
-        table.attrs["ci_prob"] = self.ci_prob
-        return table
-
-    def sentence(self) -> str:
-        acc = self._stat("accuracy")
-        pct = int(round(self.ci_prob * 100))
-        envs = self.environments
-        if self.classes is None:
-            order = np.argsort(acc["mean"])
-            lo, hi = envs[order[0]], envs[order[-1]]
-            text = (f"Across {len(envs)} environments of {self.by!r} ({self.pooling}), accuracy ranges from "
-                    f"{acc['mean'][order[0]]:.3f} ({lo}) to {acc['mean'][order[-1]]:.3f} ({hi})")
-        else:
-            text = (f"Accuracy per environment of {self.by!r} x {len(self.classes)} predicted classes "
-                    f"({self.pooling}), mean cell accuracy {np.mean(acc['mean']):.3f}")
-        if "population_mean" in self.posterior:
-            pm_ = self._stat("population_mean")
-            text += (f"; population mean {float(pm_['mean']):.3f} ({pct}% HDI {pm_['hdi'][0]:.3f}-"
-                     f"{pm_['hdi'][1]:.3f})")
-        diag = self._diag()
-        if diag["max_rhat"] is not None:
-            text += (f"; R-hat <= {diag['max_rhat']:.3f}, min ESS {diag['min_ess_bulk']:.0f}, "
-                     f"{diag['divergences']} divergences")
-        return text + "."
-
-    def to_json(self) -> dict[str, Any]:
-        """``{"metric", "by", "kind", "pooling", "environments", ("classes"), "mean", "hdi",
-        "n_labeled", "n_items", "raw_accuracy", "population": {...}, "diagnostics": {"max_rhat",
-        "min_ess_bulk", "divergences"}}``."""
-        acc = self._stat("accuracy")
-        n = self.counts["n_labeled"].to_numpy()
-        k = self.counts["n_correct"].to_numpy()
-        with np.errstate(invalid="ignore", divide="ignore"):
-            raw = np.where(n > 0, k / np.maximum(n, 1), np.nan)
-        out: dict[str, Any] = {
-            "metric": self.metric, "by": self.by, "kind": self.kind, "pooling": self.pooling,
-            "ci_prob": self.ci_prob, "environments": self.environments,
-        }
-        if self.classes is not None:
-            out["classes"] = self.classes
-        out.update({"mean": acc["mean"].tolist(), "hdi": acc["hdi"].tolist(), "n_labeled": n.tolist(),
-                    "n_items": self.counts["n_items"].to_numpy().tolist(), "raw_accuracy": raw.tolist()})
-        population = {}
-        for var, key in (("population_mean", "mean"), ("population_sd", "sd"), ("new_environment", "new_environment")):
-            if var in self.posterior:
-                st = self._stat(var)
-                population[key] = {"mean": float(st["mean"]), "hdi": [float(st["hdi"][0]), float(st["hdi"][1])]}
-        out["population"] = population
-        out["diagnostics"] = self._diag()
-        return out
-
-    def plot(self, **kwargs: Any):
-        """Forest plot of environment accuracies (heatmap for environment x class)."""
-        from pbassess.plots.hierarchical import (
-            plot_environment_accuracy,
-            plot_environment_class_accuracy,
-        )
-
-        if self.classes is not None:
-            return plot_environment_class_accuracy(self, **kwargs)
-        return plot_environment_accuracy(self, **kwargs)
-
-
-class HierarchicalCalibrationResult(_HierarchicalBase):
-    """Reliability per environment with pooled bin accuracies, and each environment's ECE.
-
-    Posterior variables: ``bin_accuracy`` (environment, bin), ``reliability`` (bin: the
-    population curve), ``ece`` (environment), ``sigma``.
-    """
-
-    metric = "hierarchical-calibration"
-
-    @property
-    def bins(self) -> list[str]:
-        return [str(b) for b in self.posterior["bin"].to_numpy()]
-
-    def summary(self):
-        """One row per environment: ECE mean and HDI, plug-in ECE of the labeled items, counts,
-        R-hat and bulk ESS; ``attrs["diagnostics"]`` as for :class:`HierarchicalResult`."""
-        import pandas as pd
-
-        from pbassess.stats import frequentist_ece
-
-        ece = self._stat("ece")
-        rhat, ess = posterior_diagnostics(self.posterior, "ece")
-        n = self.counts["n_labeled"].to_numpy()
-        k = self.counts["n_correct"].to_numpy()
-        score = np.nan_to_num(self.counts["score"].to_numpy())
-        rows = []
-        for i, env in enumerate(self.environments):
-            rows.append({
-                "environment": env, "ece_mean": ece["mean"][i], "hdi_low": ece["hdi"][i][0],
-                "hdi_high": ece["hdi"][i][1], "plugin_ece": frequentist_ece(n[i], k[i], score[i] * n[i]),
-                "n_labeled": int(n[i].sum()), "n_items": int(self.counts["n_items"].to_numpy()[i].sum()),
-                "r_hat": rhat[i], "ess_bulk": ess[i],
-            })
-        table = pd.DataFrame(rows)
-        table.attrs["diagnostics"] = self._diag()
-        table.attrs["ci_prob"] = self.ci_prob
-        return table
-
-    def sentence(self) -> str:
-        ece = self._stat("ece")
-        order = np.argsort(ece["mean"])
-        envs = self.environments
-        diag = self._diag()
-        text = (f"ECE across {len(envs)} environments of {self.by!r} ranges from {ece['mean'][order[0]]:.3f} "
-                f"({envs[order[0]]}) to {ece['mean'][order[-1]]:.3f} ({envs[order[-1]]})")
-        if diag["max_rhat"] is not None:
-            text += (f"; R-hat <= {diag['max_rhat']:.3f}, min ESS {diag['min_ess_bulk']:.0f}, "
-                     f"{diag['divergences']} divergences")
-        return text + "."
-
-    def to_json(self) -> dict[str, Any]:
-        """``{"metric", "by", "environments", "bins", "ece": {"mean", "hdi"}, "bin_accuracy":
-        {"mean"}, "reliability": {"mean", "hdi"}, "diagnostics": {...}}``."""
-        ece = self._stat("ece")
-        bin_acc = self._stat("bin_accuracy")
-        rel = self._stat("reliability")
-        return {
-            "metric": self.metric, "by": self.by, "ci_prob": self.ci_prob, "environments": self.environments,
-            "bins": self.bins, "ece": {"mean": ece["mean"].tolist(), "hdi": ece["hdi"].tolist()},
-            "bin_accuracy": {"mean": bin_acc["mean"].tolist()},
-            "reliability": {"mean": rel["mean"].tolist(), "hdi": rel["hdi"].tolist()},
-            "diagnostics": self._diag(),
-        }
-
-    def plot(self, **kwargs: Any):
-        """Reliability diagrams per environment (small multiples)."""
-        from pbassess.plots.hierarchical import plot_environment_reliability
-
-        return plot_environment_reliability(self, **kwargs)
+        raise ConfigError("the hierarchical models have no conjugate posterior: use inference='nuts'")
+    merged = dict(sampler)
+    for key, value in check_sample_kwargs(sample_kwargs).items():
+        merged["sampler" if key == "nuts_sampler" else key] = value
+    merged.pop("random_seed", None)
+    merged.pop("progressbar", None)
+    return merged
 
 
 # ---------------------------------------------------------------------------- fitting
@@ -349,7 +109,10 @@ def fit_accuracy_counts(
     >>> from pbassess.hierarchical.models import EnvironmentCounts
     >>> c = EnvironmentCounts("site", ("a", "b"), np.array([40, 5]), np.array([36, 3]),
     ...                       np.array([40, 50]), np.array([0.9, 0.8]))
-    >>> r = fit_accuracy_counts(c, seed=0, draws=100, tune=100, chains=1, sampler="pymc")
+    >>> from unittest import mock
+    >>> from pbassess.inference import mock_pymc_sample
+    >>> with mock.patch("pymc.sample", mock_pymc_sample):  # plumbing only: no real NUTS in a doctest
+    ...     r = fit_accuracy_counts(c, seed=0, draws=100, tune=100, chains=1, sampler="pymc")
     >>> r.to_json()["environments"]
     ['a', 'b']
     """
@@ -371,7 +134,7 @@ def fit_accuracy_counts(
         pop = population_draws(post, kind, seed=rng)
         for name, value in pop.items():
             posterior[name] = (("chain", "draw"), value)
-    diagnostics = _diagnostics_from(idata, _free_names(model))
+    diagnostics = fit_diagnostics(idata, var_names=_free_names(model))
     opts = {"by": counts.by, "kind": kind, "pooling": pooling, "per_class": counts.per_class,
             "parameterization": parameterization, "sampler": settings}
     return HierarchicalResult(
@@ -396,6 +159,9 @@ def assess_hierarchical(
     environments: Sequence[str] | None = None,
     ci_prob: float = CI_PROB,
     seed: Any = None,
+    inference: str | None = None,
+    sample_kwargs: Mapping[str, Any] | None = None,
+    engine: str | None = None,
     **sampler: Any,
 ) -> HierarchicalResult:
     """Accuracy of a classifier in each environment, partially pooled across environments.
@@ -424,9 +190,13 @@ def assess_hierarchical(
     ci_prob : float
         Credible mass of the HDIs.
     seed : int or Generator, optional
+    inference : {"nuts"}
+        The only inference of these models (``engine="mcmc"`` is accepted).
+    sample_kwargs : dict, optional
+        ``pm.sample`` options (``draws``, ``tune``, ``chains``, ``target_accept``, ``nuts_sampler``).
     **sampler
-        NUTS settings: ``draws``, ``tune``, ``chains``, ``cores``, ``target_accept``,
-        ``sampler`` (defaults in :data:`pbassess.hierarchical.models.DEFAULT_SAMPLER`).
+        The same NUTS settings as keywords: ``draws``, ``tune``, ``chains``, ``cores``,
+        ``target_accept``, ``sampler`` (defaults in :data:`pbassess.hierarchical.models.DEFAULT_SAMPLER`).
 
     Returns
     -------
@@ -441,10 +211,16 @@ def assess_hierarchical(
     >>> correct = rng.random(126) < np.where(env == "a", 0.9, 0.7)
     >>> p = Predictions.from_top1(np.where(correct, "x", "y"), np.full(126, 0.8), np.full(126, "x"),
     ...                           classes=["x", "y"], groups={"site": env})
-    >>> r = assess_hierarchical(p, "site", seed=1, draws=200, tune=200, chains=2, sampler="pymc")
+    >>> from unittest import mock
+    >>> from pbassess.inference import mock_pymc_sample
+    >>> with mock.patch("pymc.sample", mock_pymc_sample):  # plumbing only: no real NUTS in a doctest
+    ...     r = assess_hierarchical(p, "site", seed=1, draws=200, tune=200, chains=2, sampler="pymc")
     >>> r.summary()["environment"].tolist()[:3]
     ['a', 'b', 'c']
     """
+    sampler = _sampler(sampler, sample_kwargs, inference, engine)
+    ci_prob = check_ci_prob(ci_prob)
+    predictions = as_pool(predictions)
     predictions.require_labels("the hierarchical assessment")
     counts = environment_counts(predictions, by, per_class=per_class, environments=environments)
     return fit_accuracy_counts(
@@ -463,6 +239,9 @@ def assess_hierarchical_calibration(
     environments: Sequence[str] | None = None,
     ci_prob: float = CI_PROB,
     seed: Any = None,
+    inference: str | None = None,
+    sample_kwargs: Mapping[str, Any] | None = None,
+    engine: str | None = None,
     **sampler: Any,
 ) -> HierarchicalCalibrationResult:
     """Reliability diagram and ECE of each environment, bin accuracies pooled across environments.
@@ -483,11 +262,16 @@ def assess_hierarchical_calibration(
     >>> conf = rng.uniform(0.5, 1, 300)
     >>> p = Predictions.from_top1(np.zeros(300, int), conf, (rng.random(300) > conf).astype(int),
     ...                           classes=["0", "1"], groups={"site": np.repeat(["x", "y", "z"], 100)})
-    >>> r = assess_hierarchical_calibration(p, "site", bins=5, seed=0, draws=200, tune=200, chains=2,
-    ...                                     sampler="pymc")
+    >>> from unittest import mock
+    >>> from pbassess.inference import mock_pymc_sample
+    >>> with mock.patch("pymc.sample", mock_pymc_sample):  # plumbing only: no real NUTS in a doctest
+    ...     r = assess_hierarchical_calibration(p, "site", bins=5, seed=0, draws=200, tune=200, chains=2)
     >>> len(r.to_json()["ece"]["mean"])
     3
     """
+    sampler = _sampler(sampler, sample_kwargs, inference, engine)
+    ci_prob = check_ci_prob(ci_prob)
+    predictions = as_pool(predictions)
     predictions.require_labels("the hierarchical calibration assessment")
     counts: CalibrationCounts = calibration_counts(predictions, by, bins=bins, environments=environments)
     settings = sampler_settings(**sampler)
@@ -506,7 +290,7 @@ def assess_hierarchical_calibration(
          "edges": (("edge",), counts.edges)},
         coords={"environment": list(counts.environments), "bin": bins_used},
     )
-    diagnostics = _diagnostics_from(idata, _free_names(model))
+    diagnostics = fit_diagnostics(idata, var_names=_free_names(model))
     return HierarchicalCalibrationResult(
         posterior, count_ds, prior={"kind": prior, "bin_mu": "Normal(0 or logit(bin score), 1.5)",
                                     "sigma": "HalfNormal(1)"},

@@ -120,7 +120,10 @@ def prior_predictive_check(idata: Any, counts: EnvironmentCounts, prob: float = 
     >>> c = EnvironmentCounts("g", ("a", "b"), np.array([20, 20]), np.array([19, 10]),
     ...                       np.array([20, 20]), np.array([0.9, 0.6]))
     >>> m = accuracy_model(c.n, c.k, environments=c.environments, pooling="independent")
-    >>> idata = sample_model(m, seed=0, draws=100, tune=100, chains=2, sampler="pymc", prior_predictive=400)
+    >>> from unittest import mock
+    >>> from pbassess.inference import mock_pymc_sample
+    >>> with mock.patch("pymc.sample", mock_pymc_sample):  # plumbing only: no real NUTS in a doctest
+    ...     idata = sample_model(m, seed=0, draws=100, tune=100, chains=2, sampler="pymc", prior_predictive=400)
     >>> prior_predictive_check(idata, c)["cell"].tolist()
     ['a', 'b']
     """
@@ -172,7 +175,10 @@ def compare_variants(
     >>> from pbassess.hierarchical.models import EnvironmentCounts
     >>> c = EnvironmentCounts("g", ("a", "b", "c"), np.array([40, 30, 5]), np.array([36, 21, 4]),
     ...                       np.array([40, 30, 5]), np.array([0.9, 0.7, 0.8]))
-    >>> cmp = compare_variants(c, seed=0, warn=False, draws=200, tune=200, chains=2, sampler="pymc")
+    >>> from unittest import mock
+    >>> from pbassess.inference import mock_pymc_sample
+    >>> with mock.patch("pymc.sample", mock_pymc_sample):  # plumbing only: no real NUTS in a doctest
+    ...     cmp = compare_variants(c, seed=0, warn=False, draws=200, tune=200, chains=2, sampler="pymc")
     >>> sorted(cmp.table.index)
     ['hierarchical', 'independent', 'pooled']
     """

@@ -19,7 +19,8 @@ from pbassess.errors import PbassessError
 
 __all__ = ["emit_json", "main"]
 
-SUBCOMMAND_MODULES = ("data", "assess", "demo", "simulate", "session", "compare")
+SUBCOMMAND_MODULES = ("data", "assess", "demo", "simulate", "session", "compare", "grid", "estimate", "shift", "surface",
+                      "recalibrate")
 
 
 def emit_json(obj: Any) -> None:

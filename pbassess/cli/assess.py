@@ -3,28 +3,30 @@
 ::
 
     pbassess assess DATA [--metric accuracy|calibration|cost] [--prior uniform|informed]
-                         [--pseudocount X] [--bins B] [--engine conjugate|mcmc] [--draws D]
-                         [--seed S] [--out DIR] [--json]
-                         [--models score_X] [--threshold T] [--cost zero-one|people|superclass|FILE.csv]
+                         [--pseudocount X] [--bins B] [--inference conjugate|nuts] [--draws D]
+                         [--seed S] [--ci-prob P] [--out DIR] [--json] [--strict] [--batch-size N]
+                         [--models score_X] [--threshold T] [--cost-matrix zero-one|people|superclass|FILE]
                          [--by predicted|true|GROUP]
 
 ``DATA`` is a prediction file (any format of :mod:`pbassess.data.readers`) or a registered
 name (``pbassess data list``). Without ``--json`` the command prints the summary table and the
 result's sentence and writes the figures (PNG) and the posterior (netCDF) to ``--out``
 (default ``reports/<data-name>``). With ``--json`` it prints exactly one JSON object, the
-result's ``to_json()``, and writes files only when ``--out`` is given. Bad input or options
-print one line on stderr and exit with status 2.
+result's ``to_json()``, writes files only when ``--out`` is given, and shows no progress bar.
+Bad input or options print one line on stderr and exit with status 2; with ``--strict`` a NUTS
+fit that fails its diagnostics exits with status 3 (without it, a warning is printed and the
+sentence says so).
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from pbassess.cli import _options as opt
 from pbassess.constants import DEFAULT_BINS, DEFAULT_DRAWS, DEFAULT_PSEUDOCOUNT, DEFAULT_THRESHOLD
 from pbassess.errors import ConfigError, DataError
 
@@ -34,6 +36,7 @@ METRICS = ("accuracy", "calibration", "cost")
 PRIORS = ("uniform", "informed")
 ENGINES = ("conjugate", "mcmc")
 NAMED_COSTS = ("zero-one", "people", "superclass")
+LAZY_SUFFIXES = (".parquet", ".pq", ".zarr")
 
 
 def register(subparsers: Any) -> None:
@@ -43,7 +46,7 @@ def register(subparsers: Any) -> None:
         description="Bayesian assessment of one prediction set: accuracy per predicted class, calibration "
                     "(reliability diagram and ECE) or expected misclassification cost.",
     )
-    p.add_argument("data", metavar="DATA", help="a prediction file or a registered name (see `pbassess data list`)")
+    p.add_argument("data", metavar="DATA", help="a prediction file or a registered name (see pbassess data list)")
     p.add_argument("--metric", default="accuracy", metavar="{accuracy,calibration,cost}",
                    help="what to assess (default: accuracy)")
     p.add_argument("--prior", default=None, metavar="{uniform,informed}",
@@ -53,24 +56,27 @@ def register(subparsers: Any) -> None:
                    help=f"prior strength, a positive number (default {DEFAULT_PSEUDOCOUNT:g})")
     p.add_argument("--bins", default=None, metavar="B",
                    help=f"number of equal-width calibration bins (default {DEFAULT_BINS}; calibration only)")
-    p.add_argument("--engine", default="conjugate", metavar="{conjugate,mcmc}",
-                   help="exact conjugate posterior (default) or NUTS via PyMC")
+    opt.add_inference(p)
     p.add_argument("--draws", default=None, metavar="D",
-                   help=f"conjugate: Monte Carlo draws (default {DEFAULT_DRAWS}); mcmc: draws per chain, after as "
+                   help=f"conjugate: Monte Carlo draws (default {DEFAULT_DRAWS}); nuts: draws per chain, after as "
                         "many tuning steps (default 1000 each, 4 chains)")
-    p.add_argument("--seed", default=None, metavar="S", help="random seed (an integer) for reproducible draws")
-    p.add_argument("--out", default=None, metavar="DIR",
-                   help="folder for figures and the netCDF result (default reports/<data-name>)")
-    p.add_argument("--json", action="store_true", help="print one JSON object (the result's to_json()) only")
+    opt.add_seed(p)
+    opt.add_ci_prob(p)
+    opt.add_out(p, default="reports/<data-name>")
+    opt.add_json(p)
+    opt.add_strict(p)
+    opt.add_batch_size(p, "Parquet or Zarr data: items read and counted per chunk (default: the reader's)")
     p.add_argument("--models", default=None, metavar="score_X",
                    help="binary-score CSV data: the classifier column to assess (e.g. score_LR)")
     p.add_argument("--threshold", default=None, metavar="T",
-                   help=f"binary-score CSV data: predict the positive class at score >= T (default {DEFAULT_THRESHOLD:g})")
+                   help=f"binary-score CSV data: the decision threshold of the positive class (default "
+                        f"{DEFAULT_THRESHOLD:g})")
+    p.add_argument("--ties", default=None, choices=("negative", "positive"),
+                   help="binary-score CSV data: the class of a score exactly at the threshold (default negative: "
+                        "predict positive only above it)")
     p.add_argument("--normalize", action="store_true",
                    help="rescale probability rows that do not sum to one instead of rejecting them")
-    p.add_argument("--cost", default=None, metavar="{zero-one,people,superclass,FILE.csv}",
-                   help="cost matrix of --metric cost: zero-one (default), the CIFAR-100 people or superclass "
-                        "matrices, or a K x K CSV (rows predicted, columns true class)")
+    opt.add_cost_matrix(p)
     p.add_argument("--by", default=None, metavar="{predicted,true,GROUP}",
                    help="accuracy only: regions to compare, by predicted class (default), true class or a group column")
     p.set_defaults(func=run)
@@ -85,56 +91,41 @@ def _choice(value: str | None, choices: tuple[str, ...], option: str, default: s
     return value
 
 
-def _number(value: str | None, option: str, *, integer: bool = False, default: Any = None) -> Any:
-    if value is None:
-        return default
-    try:
-        number = float(value)
-    except ValueError:
-        raise ConfigError(f"{option} must be a number, got {value!r}") from None
-    if not math.isfinite(number):
-        raise ConfigError(f"{option} must be finite, got {value!r}")
-    if integer:
-        if not number.is_integer():
-            raise ConfigError(f"{option} must be an integer, got {value!r}")
-        return int(number)
-    return number
-
-
 def _options(args: argparse.Namespace) -> dict[str, Any]:
     """Validate the command-line options into keyword arguments (ConfigError on bad ones)."""
     metric = _choice(args.metric, METRICS, "--metric", "accuracy")
-    engine = _choice(args.engine, ENGINES, "--engine", "conjugate")
+    inference = opt.inference_value(args.inference)
     prior = _choice(args.prior, PRIORS, "--prior", "uniform")
-    pseudocount = _number(args.pseudocount, "--pseudocount", default=DEFAULT_PSEUDOCOUNT)
+    pseudocount = opt.number_value(args.pseudocount, "--pseudocount", default=DEFAULT_PSEUDOCOUNT)
     if pseudocount <= 0:
         raise ConfigError(f"--pseudocount must be positive, got {args.pseudocount}")
-    bins = _number(args.bins, "--bins", integer=True, default=DEFAULT_BINS)
+    bins = opt.number_value(args.bins, "--bins", integer=True, default=DEFAULT_BINS)
     if bins < 1:
         raise ConfigError(f"--bins must be at least 1, got {args.bins}")
-    draws = _number(args.draws, "--draws", integer=True)
+    draws = opt.number_value(args.draws, "--draws", integer=True)
     if draws is not None and draws < 1:
         raise ConfigError(f"--draws must be a positive integer, got {args.draws}")
-    seed = _number(args.seed, "--seed", integer=True)
+    seed = opt.number_value(args.seed, "--seed", integer=True)
     if seed is not None and seed < 0:
         raise ConfigError(f"--seed must be a non-negative integer, got {args.seed}")
-    threshold = _number(args.threshold, "--threshold")
+    threshold = opt.number_value(args.threshold, "--threshold")
     if threshold is not None and not 0 < threshold < 1:
         raise ConfigError(f"--threshold must be strictly between 0 and 1, got {args.threshold}")
-    for option, value, wanted in (("--bins", args.bins, "calibration"), ("--cost", args.cost, "cost"),
+    for option, value, wanted in (("--bins", args.bins, "calibration"), ("--cost-matrix", args.cost_matrix, "cost"),
                                   ("--by", args.by, "accuracy")):
         if value is not None and metric != wanted:
             raise ConfigError(f"{option} applies only to --metric {wanted} (this is --metric {metric})")
     if metric == "calibration" and prior != "uniform":
         raise ConfigError("--prior informed applies to accuracy and cost; calibration uses its own per-bin prior")
-    return {"metric": metric, "engine": engine, "prior": prior, "pseudocount": pseudocount, "bins": bins,
+    return {"metric": metric, "inference": inference, "prior": prior, "pseudocount": pseudocount, "bins": bins,
             "draws": draws, "seed": seed, "threshold": threshold, "models": args.models,
-            "cost": args.cost or "zero-one", "by": args.by or "predicted"}
+            "cost": args.cost_matrix or "zero-one", "by": args.by or "predicted",
+            "ci_prob": opt.ci_prob_value(args.ci_prob), "batch_size": opt.batch_size_value(args.batch_size)}
 
 
 # ------------------------------------------------------------------------------ data
 def load_predictions(data: str, *, models: str | None = None, threshold: float | None = None,
-                     normalize: bool = False):
+                     normalize: bool = False, ties: str | None = None, batch_size: int | None = None):
     """Load ``DATA`` (a registered name or a file) with the binary-score options.
 
     Returns
@@ -159,9 +150,8 @@ def load_predictions(data: str, *, models: str | None = None, threshold: float |
         path = Path(data)
         if not path.exists():
             raise DataError(f"DATA {data!r} is neither a file nor a registered data set (see `pbassess data list`)")
-        if path.is_dir():
-            raise DataError(f"DATA {data!r} is a folder, not a prediction file")
-        fmt = detect_format(path)
+        lazy = path.is_dir() or path.suffix.lower() in LAZY_SUFFIXES  # read chunk by chunk (Parquet, Zarr)
+        fmt = "parquet/zarr" if lazy else detect_format(path)
         name = path.name.split(".")[0]
     options: dict[str, Any] = {}
     if fmt == "binary-scores-csv":
@@ -172,13 +162,19 @@ def load_predictions(data: str, *, models: str | None = None, threshold: float |
             name = f"{name}-{options['model'][6:]}"
         if threshold is not None:
             options["threshold"] = threshold
-    elif models is not None or threshold is not None:
-        option = "--models" if models is not None else "--threshold"
+        if ties is not None:
+            options["ties"] = ties
+    elif models is not None or threshold is not None or ties is not None:
+        option = "--models" if models is not None else "--threshold" if threshold is not None else "--ties"
         raise ConfigError(f"{option} applies only to binary-score CSV data; {data!r} is {fmt}")
     if normalize:
         if fmt not in ("label-probs-text", "pbassess-csv"):
             raise ConfigError(f"--normalize applies to files with probability columns; {data!r} is {fmt}")
         options["normalize"] = True
+    if batch_size is not None:
+        if not str(data).lower().rstrip("/").endswith(LAZY_SUFFIXES):
+            raise ConfigError(f"--batch-size applies to Parquet or Zarr data read in chunks; {data!r} is {fmt}")
+        options["rows_per_chunk"] = batch_size
     return registry.load_data(data, **options), name
 
 
@@ -196,55 +192,12 @@ def read_cost_matrix(path: str | Path, classes: tuple[str, ...]) -> np.ndarray:
     >>> read_cost_matrix(f, ("a", "b")).tolist()
     [[0.0, 1.0], [5.0, 0.0]]
     """
-    import pandas as pd
+    from pbassess.stats.cost import read_cost_matrix_file  # the one cost-matrix reader
 
-    path = Path(path)
-    if not path.exists():
-        raise ConfigError(f"--cost: file not found: {path}")
     try:
-        raw = pd.read_csv(path, header=None, dtype=str, skipinitialspace=True)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"--cost: {path} is not a CSV table ({str(exc).splitlines()[0]})") from None
-
-    def numeric(values) -> bool:
-        return bool(pd.to_numeric(pd.Series(values), errors="coerce").notna().all())
-
-    table = raw.fillna("")
-    row_names = col_names = None
-    if not numeric(table.iloc[0, 1:]):
-        col_names = [str(v).strip() for v in table.iloc[0]]
-        table = table.iloc[1:]
-    if not numeric(table.iloc[:, 0]):
-        row_names = [str(v).strip() for v in table.iloc[:, 0]]
-        table = table.iloc[:, 1:]
-        if col_names is not None:
-            col_names = col_names[1:]
-    try:
-        matrix = table.astype(float).to_numpy()
-    except ValueError:
-        raise ConfigError(f"--cost: {path} holds non-numeric costs") from None
-    k = len(classes)
-    if matrix.shape != (k, k):
-        raise ConfigError(f"--cost: {path} is {matrix.shape[0]} x {matrix.shape[1]}, expected {k} x {k} for {k} classes")
-    if not np.all(np.isfinite(matrix)) or (matrix < 0).any():
-        raise ConfigError(f"--cost: {path} must hold finite, non-negative costs")
-    order = {c: i for i, c in enumerate(classes)}
-    for what, names in (("row", row_names), ("column", col_names)):
-        if names is None:
-            continue
-        unknown = [n for n in names if n not in order]
-        if unknown or len(set(names)) != k:
-            bad = unknown[0] if unknown else "a repeated name"
-            raise ConfigError(f"--cost: {path} has {what} name {bad!r}; expected each of the classes once")
-    if row_names is not None:
-        fixed = np.empty_like(matrix)
-        fixed[[order[n] for n in row_names]] = matrix
-        matrix = fixed
-    if col_names is not None:
-        fixed = np.empty_like(matrix)
-        fixed[:, [order[n] for n in col_names]] = matrix
-        matrix = fixed
-    return matrix
+        return read_cost_matrix_file(path, [str(c) for c in classes])
+    except ConfigError as exc:
+        raise ConfigError(f"--cost-matrix: {exc}") from None
 
 
 def _cost_argument(cost: str, preds) -> Any:
@@ -252,20 +205,28 @@ def _cost_argument(cost: str, preds) -> Any:
         return None
     if cost in ("people", "superclass"):
         return cost
-    if cost.lower().endswith(".csv") or Path(cost).exists():
+    if cost.lower().endswith(".csv"):
         return read_cost_matrix(cost, preds.classes)
-    raise ConfigError(f"--cost must be zero-one, people, superclass or a CSV file, got {cost!r}")
+    if Path(cost).exists() or cost.lower().endswith((".npy", ".json")):
+        from pbassess.stats.cost import resolve_cost_matrix
+
+        if not Path(cost).exists():
+            raise ConfigError(f"--cost-matrix: file not found: {cost}")
+        return resolve_cost_matrix(cost, tuple(preds.classes))
+    raise ConfigError(f"--cost-matrix must be zero-one, people, superclass or a file, got {cost!r}")
 
 
 # ------------------------------------------------------------------------------ assessment
 def assess_predictions(preds, *, metric: str = "accuracy", prior: str = "uniform",
                        pseudocount: float = DEFAULT_PSEUDOCOUNT, bins: int = DEFAULT_BINS,
-                       engine: str = "conjugate", draws: int | None = None, seed: int | None = None,
-                       cost: str = "zero-one", by: str = "predicted"):
-    """Run one assessment with the command line's options (the engine-specific plumbing in one place).
+                       inference: str = "conjugate", draws: int | None = None, seed: int | None = None,
+                       cost: str = "zero-one", by: str = "predicted", ci_prob: float | None = None,
+                       engine: str | None = None):
+    """Run one assessment with the command line's options (the inference-specific plumbing in one place).
 
-    ``draws`` is the number of conjugate Monte Carlo draws, or for ``engine="mcmc"`` the draws
-    per chain (with as many tuning steps); ``None`` keeps each engine's default.
+    ``draws`` is the number of conjugate Monte Carlo draws, or for ``inference="nuts"`` the draws
+    per chain (with as many tuning steps); ``None`` keeps each inference's default. ``engine``
+    is the old name of ``inference``.
 
     Examples
     --------
@@ -273,8 +234,13 @@ def assess_predictions(preds, *, metric: str = "accuracy", prior: str = "uniform
     >>> assess_predictions(load_data(), metric="accuracy", draws=200, seed=1).metric
     'accuracy'
     """
-    common: dict[str, Any] = {"pseudocount": pseudocount, "engine": engine, "seed": seed}
-    if engine == "conjugate":
+    from pbassess.inference import resolve_inference
+
+    inference = resolve_inference(inference if engine is None else None, engine)
+    common: dict[str, Any] = {"pseudocount": pseudocount, "inference": inference, "seed": seed}
+    if ci_prob is not None:
+        common["ci_prob"] = ci_prob
+    if inference == "conjugate":
         common["draws"] = DEFAULT_DRAWS if draws is None else draws
     elif draws is not None:
         common["sample_kwargs"] = {"draws": draws, "tune": draws}
@@ -299,24 +265,29 @@ def assess_predictions(preds, *, metric: str = "accuracy", prior: str = "uniform
 
 def run(args: argparse.Namespace) -> int:
     """Run ``pbassess assess``."""
+    import contextlib
+
     import pandas as pd
 
     from pbassess.cli import emit_json
+    from pbassess.inference import quiet_progress
     from pbassess.report import save_result
 
     opts = _options(args)
     preds, name = load_predictions(args.data, models=opts["models"], threshold=opts["threshold"],
-                                   normalize=args.normalize)
-    result = assess_predictions(
-        preds, metric=opts["metric"], prior=opts["prior"], pseudocount=opts["pseudocount"], bins=opts["bins"],
-        engine=opts["engine"], draws=opts["draws"], seed=opts["seed"], cost=opts["cost"], by=opts["by"],
-    )
+                                   normalize=args.normalize, ties=args.ties, batch_size=opts["batch_size"])
+    with quiet_progress() if args.json else contextlib.nullcontext():
+        result = assess_predictions(
+            preds, metric=opts["metric"], prior=opts["prior"], pseudocount=opts["pseudocount"], bins=opts["bins"],
+            inference=opts["inference"], draws=opts["draws"], seed=opts["seed"], cost=opts["cost"], by=opts["by"],
+            ci_prob=opts["ci_prob"],
+        )
     out = Path(args.out) if args.out is not None else Path("reports") / name
     if args.json:
         if args.out is not None:
             save_result(result, out)
         emit_json(result.to_json())
-        return 0
+        return opt.finish_diagnostics(result, args, "assess")
     with pd.option_context("display.max_rows", 120, "display.width", 160, "display.precision", 3):
         print(result.summary().to_string())
     print()
@@ -324,4 +295,4 @@ def run(args: argparse.Namespace) -> int:
     files = save_result(result, out)
     print()
     print(f"wrote {len(files['figures'])} figure(s) and {files['netcdf'].name} to {out}")
-    return 0
+    return opt.finish_diagnostics(result, args, "assess")

@@ -32,10 +32,10 @@ def register(subparsers: Any) -> None:
     p_list = actions.add_parser("list", help="every registered name with task, size and source")
     p_list.add_argument("--json", action="store_true", help="print one JSON object")
     p_show = actions.add_parser("show", help="print the card of one registered name")
-    p_show.add_argument("name", help="a registered name (see `pbassess data list`)")
+    p_show.add_argument("name", help="a registered name (see: pbassess data list)")
     p_show.add_argument("--json", action="store_true", help="print one JSON object")
     p_fetch = actions.add_parser("fetch", help="make a registered set local and print its path")
-    p_fetch.add_argument("name", help="a registered name (see `pbassess data list`)")
+    p_fetch.add_argument("name", help="a registered name (see: pbassess data list)")
     p_fetch.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(func=run)
 

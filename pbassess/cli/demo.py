@@ -1,7 +1,7 @@
 """``pbassess demo``: assess the built-in default data end to end and write a report.
 
 Runs the accuracy, calibration and cost assessments of the built-in digits classifier
-(``digits-logreg``, no network and no ``../shared`` needed) with the exact conjugate engine and
+(``digits-logreg``, no network and no ``../shared`` needed) with the exact conjugate inference and
 a fixed seed, and writes into ``--out`` (default ``reports/demo``): one netCDF file per
 assessment, their figures (PNG) and ``report.md`` with the summary tables, the sentences and
 links to the figures. It prints the sentences and the path of the report.
@@ -76,9 +76,9 @@ def run_demo(out_dir: str | Path = "reports/demo", *, data: str | None = None, s
     streams = np.random.SeedSequence(seed).spawn(3)
     rngs = [np.random.default_rng(s) for s in streams]
     results = {
-        "accuracy": assess_accuracy(preds, engine="conjugate", draws=draws, seed=rngs[0]),
-        "calibration": assess_calibration(preds, engine="conjugate", draws=draws, seed=rngs[1]),
-        "cost": assess_confusion(preds, engine="conjugate", draws=draws, seed=rngs[2]),
+        "accuracy": assess_accuracy(preds, inference="conjugate", draws=draws, seed=rngs[0]),
+        "calibration": assess_calibration(preds, inference="conjugate", draws=draws, seed=rngs[1]),
+        "cost": assess_confusion(preds, inference="conjugate", draws=draws, seed=rngs[2]),
     }
     out = Path(out_dir)
     saved = {metric: save_result(result, out) for metric, result in results.items()}

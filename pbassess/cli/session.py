@@ -2,15 +2,20 @@
 
 ::
 
-    pbassess session start POOL --state FILE --target least-accurate [--strategy ts] [--batch 10]
+    pbassess session start POOL --state FILE --target least-accurate [--strategy ts] [--batch-size 10]
+        [--prior uniform|informed|eb] [--pseudocount PC] [--top-m M] [--seed S]
+        [--cost-matrix zero-one|people|superclass|FILE]
+    pbassess session start POOL --state FILE --target estimation --strategy uncertainty [--budget N]
     pbassess session add --state FILE LABELS.csv [--relabel]      # columns item_id,label ("-" = stdin)
     pbassess session next --state FILE [--reissue]
     pbassess session pending --state FILE
-    pbassess session status --state FILE [--json]
-    pbassess session report --state FILE --out DIR
+    pbassess session status --state FILE [--ci-prob P] [--json]
+    pbassess session report --state FILE --out DIR [--ci-prob P]
 
 ``start``, ``add`` and ``next`` print the next batch as CSV on stdout (``item_id,predicted,score,batch``);
-notes go to stderr. Errors are one line on stderr with exit status 2.
+notes go to stderr. Errors are one line on stderr with exit status 2 - including a state file
+that cannot be written (disk full): the previous state stays intact and the command can be
+repeated. Targets, priors and strategies are those of ``pbassess simulate``.
 """
 
 from __future__ import annotations
@@ -19,14 +24,16 @@ import argparse
 import sys
 from typing import Any
 
-from pbassess.active.select import STRATEGIES, TARGETS
-from pbassess.constants import DEFAULT_BINS, DEFAULT_PSEUDOCOUNT
+from pbassess.active.model import PRIORS, TARGETS
+from pbassess.active.strategies import STRATEGIES
+from pbassess.constants import CI_PROB, DEFAULT_BINS, DEFAULT_PSEUDOCOUNT
 
 __all__ = ["register", "run"]
 
 
 def _pool_options(args: argparse.Namespace) -> dict[str, Any] | None:
-    opts = {"model": getattr(args, "models", None), "threshold": getattr(args, "threshold", None)}
+    opts = {"model": getattr(args, "models", None), "threshold": getattr(args, "threshold", None),
+            "ties": getattr(args, "ties", None)}
     opts = {k: v for k, v in opts.items() if v is not None}
     return opts or None
 
@@ -41,6 +48,8 @@ def _add_state(parser: argparse.ArgumentParser, *, pool_override: bool = True) -
                             help="classifier column of a binary-score CSV given with --pool")
         parser.add_argument("--threshold", type=float, default=None,
                             help="decision threshold of binary scores given with --pool")
+        parser.add_argument("--ties", default=None, choices=("negative", "positive"),
+                            help="class of a binary score equal to the threshold, given with --pool")
 
 
 def register(subparsers: Any) -> None:
@@ -57,11 +66,20 @@ def register(subparsers: Any) -> None:
     start.add_argument("pool", metavar="POOL", help="a prediction file or a registered data set name")
     _add_state(start, pool_override=False)
     start.add_argument("--target", required=True, choices=TARGETS, help="the question the labels should answer")
-    start.add_argument("--strategy", default="ts", choices=STRATEGIES, help="how to choose items (default ts)")
-    start.add_argument("--batch", type=int, default=10, metavar="B", help="items per batch (default 10)")
+    start.add_argument("--strategy", default="ts", choices=STRATEGIES + ("uncertainty",),
+                       help="how to choose items (default ts); for --target estimation also uncertainty: active "
+                            "estimation with an inverse-probability-weighted estimate")
+    start.add_argument("--budget", type=int, default=None, metavar="N",
+                       help="strategy uncertainty: expected number of labels (default 10%% of the pool)")
+    start.add_argument("--uniform-share", type=float, default=0.2, metavar="ETA",
+                       help="strategy uncertainty: uniform share of the labeling probabilities (default 0.2)")
+    start.add_argument("--batch-size", "--batch", dest="batch_size", type=int, default=10, metavar="B",
+                       help="items per batch (default 10)")
     start.add_argument("--top-m", type=int, default=1, metavar="M", help="size of the answer set (default 1)")
-    start.add_argument("--prior", default="uniform", choices=("uniform", "informed"),
-                       help="uniform Beta(pc/2, pc/2) or informed by the model's mean confidence per class")
+    start.add_argument("--prior", default="uniform", choices=PRIORS,
+                       help="uniform (Beta(pc/2, pc/2); pc/K per cell of the cost Dirichlet), informed by the "
+                            "model's confidences, or eb (empirical Bayes across classes; accuracy targets and 0-1 cost); "
+                            "the same priors as pbassess simulate")
     start.add_argument("--pseudocount", type=float, default=DEFAULT_PSEUDOCOUNT, metavar="PC",
                        help=f"prior strength (default {DEFAULT_PSEUDOCOUNT:g})")
     start.add_argument("--seed", type=int, default=None, help="random seed (default: drawn and recorded)")
@@ -70,10 +88,15 @@ def register(subparsers: Any) -> None:
     start.add_argument("--epsilon", type=float, default=0.1, help="epsilon-greedy exploration rate (default 0.1)")
     start.add_argument("--bins", type=int, default=DEFAULT_BINS,
                        help=f"confidence bins inside each class for most-miscalibrated (default {DEFAULT_BINS})")
-    start.add_argument("--cost", default=None, metavar="FILE|NAME",
-                       help="cost matrix for highest-cost (rows predicted, columns true; .csv/.npy/.json); default 0-1")
+    start.add_argument("--cost-matrix", "--cost", dest="cost_matrix", default=None,
+                       metavar="zero-one|people|superclass|FILE",
+                       help="cost matrix of highest-cost (rows predicted, columns true): zero-one (default), the "
+                            "paper's CIFAR-100 matrices people / superclass, or a .csv/.npy/.json file")
     start.add_argument("--models", metavar="NAME", default=None, help="classifier column of a binary-score CSV")
-    start.add_argument("--threshold", type=float, default=None, help="decision threshold of binary scores")
+    start.add_argument("--threshold", type=float, default=None,
+                       help="decision threshold of binary scores: positive where score > T (default 0.5)")
+    start.add_argument("--ties", default=None, choices=("negative", "positive"),
+                       help="class of a binary score equal to the threshold (default negative)")
     start.add_argument("--use-pool-labels", action="store_true",
                        help="count labels present in the pool file as given (default: ignore them)")
     start.add_argument("--force", action="store_true", help="replace an existing state file")
@@ -100,12 +123,16 @@ def register(subparsers: Any) -> None:
 
     status = sub.add_parser("status", help="labels so far, posterior summary and the answer")
     _add_state(status)
+    status.add_argument("--ci-prob", type=float, default=CI_PROB, metavar="P",
+                        help=f"mass of the credible intervals (default {CI_PROB:g})")
     status.add_argument("--json", action="store_true", help="print one JSON object")
     status.set_defaults(func=run, session_func=_status)
 
     report = sub.add_parser("report", help="write the figures and status.json")
     _add_state(report)
     report.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    report.add_argument("--ci-prob", type=float, default=CI_PROB, metavar="P",
+                        help=f"mass of the credible intervals (default {CI_PROB:g})")
     report.set_defaults(func=run, session_func=_report)
 
 
@@ -133,10 +160,11 @@ def _start(args: argparse.Namespace) -> int:
     from pbassess.active.session import LabelingSession
 
     session = LabelingSession.start(
-        args.pool, args.state, target=args.target, strategy=args.strategy, batch_size=args.batch, prior=args.prior,
+        args.pool, args.state, target=args.target, strategy=args.strategy, batch_size=args.batch_size, prior=args.prior,
         pseudocount=args.pseudocount, top_m=args.top_m, seed=args.seed, ttts_beta=args.ttts_beta,
-        epsilon=args.epsilon, bins=args.bins, cost=args.cost, pool_options=_pool_options(args),
-        use_pool_labels=args.use_pool_labels, overwrite=args.force,
+        epsilon=args.epsilon, bins=args.bins, cost_matrix=args.cost_matrix, pool_options=_pool_options(args),
+        use_pool_labels=args.use_pool_labels, overwrite=args.force, budget=args.budget,
+        uniform_share=args.uniform_share,
     )
     batch = session.next_batch()
     _note(f"started a session on {session.pool.name!r} ({session.pool.n_items} items, target {args.target}, "
@@ -190,7 +218,7 @@ def _pending(args: argparse.Namespace) -> int:
 def _status(args: argparse.Namespace) -> int:
     from pbassess.cli import emit_json
 
-    result = _load(args).posterior()
+    result = _load(args).posterior(ci_prob=args.ci_prob)
     status = result.to_json()
     if args.json:
         emit_json(status)
@@ -200,11 +228,17 @@ def _status(args: argparse.Namespace) -> int:
           f"target {status['target']} (top {status['top_m']}), strategy {status['strategy']}")
     table = result.summary()
     print(table.to_string(float_format=lambda v: f"{v:.3f}"))
+    ipw = (status.get("estimate") or {}).get("ipw")
+    if ipw is not None:
+        shown = ("n/a (too few labels)" if ipw["mean"] is None else
+                 f"{ipw['mean']:.3f} (interval {ipw['ci'][0]:.3f} to {ipw['ci'][1]:.3f})")
+        print(f"inverse-probability-weighted accuracy: {shown}; {ipw['labels_used']} labels over "
+              f"{ipw['items_visited']} visited items, {ipw['waiting']} issued items still waiting")
     return 0
 
 
 def _report(args: argparse.Namespace) -> int:
-    written = _load(args).report(args.out)
+    written = _load(args).report(args.out, ci_prob=args.ci_prob)
     for name, path in written.items():
         print(f"{name}: {path}")
     return 0

@@ -1,95 +1,61 @@
 """The validated container of a classifier's outputs on a pool of items.
 
-:class:`Predictions` holds, for N items and K classes, either full probability vectors
-(N x K) or the top-1 form (predicted class and its probability), optional and possibly
-partial true labels, class names, item ids and group/attribute columns. Every constructor
-validates its input and raises :class:`~pbassess.errors.DataError` with a one-line message
-that names the column or row at fault.
+:class:`Predictions` is a thin, read-only view over an :class:`xarray.Dataset` with dims
+``item`` (N) and ``class`` (K), numpy- or dask-backed (layout in
+:mod:`pbassess.data._validate`): predicted class codes, their confidence, true-label codes
+(``-1`` = unlabeled), optional full probability vectors, item ids (integers stay integers) and
+attribute columns that keep their type. Every constructor validates its input and raises
+:class:`~pbassess.errors.DataError` with a one-line message naming the column or row at fault.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from pbassess.constants import DEFAULT_THRESHOLD, SUM_TOLERANCE, UNLABELED
+from pbassess.constants import DEFAULT_THRESHOLD, DEFAULT_TIES, SUM_TOLERANCE, UNLABELED
+from pbassess.data import _build
+from pbassess.data._frame import frame_dataset
+from pbassess.data._validate import check_dataset
 from pbassess.errors import DataError
 
 __all__ = ["Predictions"]
 
 
-def _first_bad(mask: np.ndarray) -> int:
-    """Index of the first True entry (row number for error messages)."""
-    return int(np.flatnonzero(mask.reshape(mask.shape[0], -1).any(axis=1))[0])
+def _readonly(arr: np.ndarray) -> np.ndarray:
+    """A read-only view (the caller's own arrays stay writable)."""
+    view = arr.view()
+    view.setflags(write=False)
+    return view
 
 
-def _as_class_names(classes: Sequence[Any] | None, n_classes: int | None) -> tuple[str, ...]:
-    if classes is None:
-        if n_classes is None:
-            raise DataError("class names are missing: pass classes=[...]")
-        return tuple(str(k) for k in range(n_classes))
-    names = tuple(str(c) for c in classes)
-    if len(set(names)) != len(names):
-        seen: set[str] = set()
-        dup = next(c for c in names if c in seen or seen.add(c))
-        raise DataError(f"class names must be unique: {dup!r} appears twice")
-    return names
-
-
-def _encode(values: Any, classes: tuple[str, ...], what: str, allow_missing: bool) -> np.ndarray:
-    """Map labels (names or integer indices) to class indices; missing -> UNLABELED."""
-    arr = np.asarray(values, dtype=object).ravel()
-    index = {c: i for i, c in enumerate(classes)}
-    # Integers index the classes only when the class names are not themselves numbers.
-    numeric_names = any(c.lstrip("-").isdigit() for c in classes)
-    out = np.full(arr.shape[0], UNLABELED, dtype=np.int64)
-    for row, value in enumerate(arr):
-        if value is None or (isinstance(value, float) and np.isnan(value)) or value == "":
-            if not allow_missing:
-                raise DataError(f"{what}: row {row} is missing")
-            continue
-        if isinstance(value, (float, np.floating)) and float(value).is_integer():
-            value = int(value)
-        key = str(value)
-        if key in index:
-            out[row] = index[key]
-        elif isinstance(value, (int, np.integer)) and not numeric_names and 0 <= value < len(classes):
-            out[row] = int(value)
-        else:
-            shown = ", ".join(classes[:6]) + (", ..." if len(classes) > 6 else "")
-            raise DataError(
-                f"{what}: row {row} has {value!r}, which is not one of the {len(classes)} classes ({shown})"
-            )
-    return out
-
-
-@dataclass(frozen=True, eq=False)
 class Predictions:
     """A classifier's outputs on a pool of N items, validated.
 
     Build it with :meth:`from_probs`, :meth:`from_top1`, :meth:`from_binary_scores`,
-    :meth:`from_dataframe` or the readers in :mod:`pbassess.data.readers`; the plain
-    constructor expects already-encoded arrays and validates them too.
+    :meth:`from_dataframe`, :meth:`from_dataset`, :func:`pbassess.data.as_predictions` or the
+    readers in :mod:`pbassess.data.readers`; the plain constructor expects already-encoded
+    arrays and validates them too.
 
     Parameters
     ----------
-    predicted : ndarray of int, shape (N,)
-        Index of the predicted class of each item.
-    confidence : ndarray of float, shape (N,)
-        The model's probability of its predicted class, in [0, 1].
-    classes : tuple of str
+    predicted : array_like of int, shape (N,)
+        Index of the predicted class of each item (floats are refused).
+    confidence : array_like of float, shape (N,)
+        The model's probability of its predicted class, in [1/K, 1] (with ``probs`` it must
+        equal the probability of the predicted class).
+    classes : sequence of str
         The K class names.
-    labels : ndarray of int, shape (N,)
+    labels : array_like of int, shape (N,), optional
         True class index, or ``-1`` (:data:`~pbassess.constants.UNLABELED`) where unknown.
-    item_ids : ndarray of str, shape (N,)
-        Unique item identifiers.
-    probs : ndarray of float, shape (N, K), optional
-        Full probability vectors; ``None`` in top-1 form.
-    groups : dict of str to ndarray, optional
-        Attribute columns (environment, sex, race, ...), one value per item.
+    item_ids : array_like, shape (N,), optional
+        Unique item identifiers (default 0..N-1); integer ids stay integers.
+    probs : array_like of float, shape (N, K), optional
+        Full probability vectors; ``predicted`` must be a most probable class of each row.
+    groups : dict of str to array_like, optional
+        Attribute columns (environment, sex, race, ...), one value per item, keeping their type.
     name : str
         A display name for the classifier / data set.
 
@@ -103,68 +69,92 @@ class Predictions:
     (3, 2, 2)
     >>> p.predicted.tolist(), p.correct[:2].tolist()
     ([0, 1, 0], [True, True])
+    >>> sorted(p.dataset.data_vars), p.is_lazy
+    (['confidence', 'label', 'predicted', 'probs'], False)
     """
 
-    predicted: np.ndarray
-    confidence: np.ndarray
-    classes: tuple[str, ...]
-    labels: np.ndarray
-    item_ids: np.ndarray
-    probs: np.ndarray | None = None
-    groups: dict[str, np.ndarray] = field(default_factory=dict)
-    name: str = "classifier"
+    __slots__ = ("_cache", "_ds")
 
-    def __post_init__(self) -> None:
-        n = self.predicted.shape[0] if np.ndim(self.predicted) == 1 else -1
-        if n == 0:
+    def __init__(self, predicted: Any, confidence: Any, classes: Sequence[Any], labels: Any = None,
+                 item_ids: Any = None, probs: Any = None, groups: Mapping[str, Any] | None = None,
+                 name: str = "classifier") -> None:
+        pred = np.asarray(predicted)
+        if pred.ndim != 1:
+            raise DataError(f"predicted must be one-dimensional, got shape {pred.shape}")
+        if pred.shape[0] == 0:
             raise DataError("the pool is empty: no items were given")
-        if np.ndim(self.predicted) != 1:
-            raise DataError(f"predicted must be one-dimensional, got shape {np.shape(self.predicted)}")
-        k = len(self.classes)
-        if k < 2:
-            raise DataError(f"need at least two classes, got {k} ({', '.join(self.classes)})")
-        for what, arr in (("confidence", self.confidence), ("labels", self.labels), ("item_ids", self.item_ids)):
-            if np.shape(arr) != (n,):
-                raise DataError(f"{what} has shape {np.shape(arr)} but there are {n} items")
-        if self.predicted.min() < 0 or self.predicted.max() >= k:
-            row = _first_bad((self.predicted < 0) | (self.predicted >= k))
-            raise DataError(f"predicted: row {row} has class index {self.predicted[row]} outside 0..{k - 1}")
-        if self.labels.min() < UNLABELED or self.labels.max() >= k:
-            row = _first_bad((self.labels < UNLABELED) | (self.labels >= k))
-            raise DataError(f"labels: row {row} has class index {self.labels[row]} outside 0..{k - 1}")
-        conf = self.confidence
-        if not np.all(np.isfinite(conf)):
-            raise DataError(f"confidence: row {_first_bad(~np.isfinite(conf))} is NaN or infinite")
-        if conf.min() < 0 or conf.max() > 1:
-            row = _first_bad((conf < 0) | (conf > 1))
-            raise DataError(f"confidence: row {row} is {conf[row]!r}, outside [0, 1]")
-        if len(set(self.item_ids.tolist())) != n:
-            _, first, counts = np.unique(self.item_ids, return_index=True, return_counts=True)
-            dup = self.item_ids[first[counts > 1][0]]
-            raise DataError(f"item ids must be unique: {dup!r} appears {counts[counts > 1][0]} times")
-        if self.probs is not None and self.probs.shape != (n, k):
-            raise DataError(f"probabilities have shape {self.probs.shape}, expected ({n}, {k})")
-        for col, values in self.groups.items():
-            if np.shape(values) != (n,):
-                raise DataError(f"group column {col!r} has {np.shape(values)} values for {n} items")
-        for arr in (self.predicted, self.confidence, self.labels, self.item_ids, self.probs, *self.groups.values()):
-            if arr is not None:
-                arr.setflags(write=False)
+        if pred.dtype.kind not in "iu":
+            raise DataError(f"predicted must hold integer class indices, got {pred.dtype} values "
+                            "(use Predictions.from_top1 or as_predictions for class names)")
+        names = _build.as_class_names(classes, None)
+        n = pred.shape[0]
+        if labels is None:
+            lab = np.full(n, UNLABELED, dtype=np.int64)
+        else:
+            lab = np.asarray(labels)
+            if lab.shape != (n,):
+                raise DataError(f"labels has shape {lab.shape} but there are {n} items")
+            if lab.dtype.kind not in "iu":
+                raise DataError(f"labels must hold integer class indices (-1 = unlabeled), got {lab.dtype} values "
+                                "(use with_labels or as_predictions for class names)")
+        conf = np.asarray(confidence)
+        if conf.shape != (n,):
+            raise DataError(f"confidence has shape {conf.shape} but there are {n} items")
+        p = None if probs is None else np.asarray(probs, dtype=float)
+        if p is not None and p.shape != (n, len(names)):
+            raise DataError(f"probabilities have shape {p.shape}, expected ({n}, {len(names)})")
+        ds = _build.make_dataset(pred.astype(np.int64, copy=False), conf, names, lab.astype(np.int64, copy=False),
+                                 item_ids, p, groups, name)
+        self._set(check_dataset(ds, top1_bound=True))
+
+    def _set(self, ds: Any) -> None:
+        object.__setattr__(self, "_ds", ds)
+        object.__setattr__(self, "_cache", {})
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        raise AttributeError(f"Predictions is read-only; build a new one instead of setting {key!r}")
+
+    def __reduce__(self):
+        return (Predictions._wrap, (self._ds,))
+
+    @classmethod
+    def _wrap(cls, ds: Any) -> Predictions:
+        """A view over an already validated dataset (no checks)."""
+        obj = cls.__new__(cls)
+        obj._set(ds)
+        return obj
 
     # ------------------------------------------------------------------ constructors
     @classmethod
-    def from_probs(
-        cls,
-        probs: Any,
-        labels: Any = None,
-        *,
-        classes: Sequence[Any] | None = None,
-        item_ids: Sequence[Any] | None = None,
-        groups: Mapping[str, Any] | None = None,
-        normalize: bool = False,
-        tolerance: float = SUM_TOLERANCE,
-        name: str = "classifier",
-    ) -> Predictions:
+    def from_dataset(cls, ds: Any, *, name: str | None = None, tolerance: float = SUM_TOLERANCE) -> Predictions:
+        """Wrap an :class:`xarray.Dataset` in the layout of :mod:`pbassess.data._validate`.
+
+        Numpy-backed datasets are validated at once; for dask-backed ones the structure is
+        checked now and the values chunk by chunk whenever they are computed (nothing is
+        computed here).
+
+        Examples
+        --------
+        >>> import numpy as np, xarray as xr
+        >>> from pbassess import Predictions
+        >>> ds = xr.Dataset({"predicted": ("item", np.array([0, 1, 1])),
+        ...                  "confidence": ("item", [0.9, 0.6, 0.7]),
+        ...                  "label": ("item", np.array([0, 0, -1])),
+        ...                  "site": ("item", ["s1", "s2", "s1"])},
+        ...                 coords={"class": ["cat", "dog"]}, attrs={"attributes": ["site"]})
+        >>> p = Predictions.from_dataset(ds, name="pets")
+        >>> p.correct.tolist(), p.groups["site"].tolist(), p.name
+        ([True, False, False], ['s1', 's2', 's1'], 'pets')
+        """
+        if name is not None:
+            ds = ds.copy()
+            ds.attrs = {**ds.attrs, "name": str(name)}
+        return cls._wrap(check_dataset(ds, tolerance=tolerance))
+
+    @classmethod
+    def from_probs(cls, probs: Any, labels: Any = None, *, classes: Sequence[Any] | None = None,
+                   item_ids: Sequence[Any] | None = None, groups: Mapping[str, Any] | None = None,
+                   normalize: bool = False, tolerance: float = SUM_TOLERANCE, name: str = "classifier") -> Predictions:
         """Build from full probability vectors, one row per item.
 
         Parameters
@@ -172,11 +162,11 @@ class Predictions:
         probs : array_like, shape (N, K)
             Predicted class probabilities; each row must sum to one within ``tolerance``.
         labels : array_like, shape (N,), optional
-            True labels as class names or indices; ``None``/NaN/"" marks an unlabeled item.
+            True labels as class names or indices; ``None``/NaN/""/-1 marks an unlabeled item.
         classes : sequence, optional
             Class names (default ``"0"``, ..., ``"K-1"``).
         item_ids : sequence, optional
-            Unique ids (default ``"0"``, ..., ``"N-1"``).
+            Unique ids (default 0, ..., N-1).
         groups : mapping, optional
             Attribute columns, each with N values.
         normalize : bool, default False
@@ -196,49 +186,14 @@ class Predictions:
         >>> Predictions.from_probs([[2, 2], [1, 3]], normalize=True).confidence.tolist()
         [0.5, 0.75]
         """
-        try:
-            p = np.array(probs, dtype=float)
-        except (TypeError, ValueError) as exc:
-            raise DataError(f"probabilities must be numbers: {exc}") from None
-        if p.ndim != 2:
-            raise DataError(f"probabilities must be a 2-D array (items x classes), got shape {p.shape}")
-        if p.shape[0] == 0:
-            raise DataError("the pool is empty: no items were given")
-        if not np.all(np.isfinite(p)):
-            row = _first_bad(~np.isfinite(p))
-            raise DataError(f"probabilities: row {row} contains NaN or infinity")
-        if (p < 0).any():
-            row = _first_bad(p < 0)
-            raise DataError(f"probabilities: row {row} has a negative value ({p[row].min():g})")
-        sums = p.sum(axis=1)
-        if normalize:
-            if (sums <= 0).any():
-                raise DataError(f"probabilities: row {_first_bad(sums <= 0)} sums to zero and cannot be normalized")
-            p = p / sums[:, None]
-        elif np.abs(sums - 1).max() > tolerance:
-            row = _first_bad(np.abs(sums - 1) > tolerance)
-            raise DataError(
-                f"probabilities: row {row} sums to {sums[row]:.6g}, not 1 (tolerance {tolerance:g}; pass normalize=True, or --normalize on the command line, to rescale)"
-            )
-        names = _as_class_names(classes, p.shape[1])
-        if len(names) != p.shape[1]:
-            raise DataError(f"{len(names)} class names given for {p.shape[1]} probability columns")
-        predicted = p.argmax(axis=1)
-        confidence = np.clip(p[np.arange(p.shape[0]), predicted], 0.0, 1.0)
-        return cls._assemble(predicted, confidence, names, labels, item_ids, groups, name, probs=p)
+        ds = _build.probs_dataset(probs, labels, classes=classes, item_ids=item_ids, groups=groups,
+                                  normalize=normalize, tolerance=tolerance, name=name)
+        return cls._wrap(check_dataset(ds, tolerance=tolerance))
 
     @classmethod
-    def from_top1(
-        cls,
-        predicted: Any,
-        confidence: Any,
-        labels: Any = None,
-        *,
-        classes: Sequence[Any] | None = None,
-        item_ids: Sequence[Any] | None = None,
-        groups: Mapping[str, Any] | None = None,
-        name: str = "classifier",
-    ) -> Predictions:
+    def from_top1(cls, predicted: Any, confidence: Any, labels: Any = None, *, classes: Sequence[Any] | None = None,
+                  item_ids: Sequence[Any] | None = None, groups: Mapping[str, Any] | None = None,
+                  name: str = "classifier") -> Predictions:
         """Build from the top-1 form: predicted class and its probability.
 
         Parameters
@@ -263,94 +218,47 @@ class Predictions:
         >>> p.classes, p.correct.tolist()
         (('cat', 'dog'), [True, False])
         """
-        pred_raw = np.asarray(predicted, dtype=object).ravel()
-        if pred_raw.shape[0] == 0:
-            raise DataError("the pool is empty: no items were given")
-        if classes is None:
-            seen = {str(v) for v in pred_raw}
-            if labels is not None:
-                seen |= {
-                    str(int(v)) if isinstance(v, (float, np.floating)) and float(v).is_integer() else str(v)
-                    for v in np.asarray(labels, dtype=object).ravel()
-                    if not (v is None or v == "" or (isinstance(v, float) and np.isnan(v)))
-                }
-            classes = sorted(seen, key=lambda c: (not c.lstrip("-").isdigit(), int(c) if c.lstrip("-").isdigit() else 0, c))
-        names = _as_class_names(classes, None)
-        pred = _encode(pred_raw, names, "predicted", allow_missing=False)
-        try:
-            conf = np.asarray(confidence, dtype=float).ravel()
-        except (TypeError, ValueError) as exc:
-            raise DataError(f"confidence must be numbers: {exc}") from None
-        if conf.shape != pred.shape:
-            raise DataError(f"confidence has {conf.shape[0]} values for {pred.shape[0]} predictions")
-        return cls._assemble(pred, conf, names, labels, item_ids, groups, name, probs=None)
+        ds = _build.top1_dataset(predicted, confidence, labels, classes=classes, item_ids=item_ids, groups=groups,
+                                 name=name)
+        return cls._wrap(check_dataset(ds))
 
     @classmethod
-    def from_binary_scores(
-        cls,
-        scores: Any,
-        labels: Any = None,
-        *,
-        threshold: float = DEFAULT_THRESHOLD,
-        classes: Sequence[Any] = ("0", "1"),
-        item_ids: Sequence[Any] | None = None,
-        groups: Mapping[str, Any] | None = None,
-        name: str = "classifier",
-    ) -> Predictions:
+    def from_binary_scores(cls, scores: Any, labels: Any = None, *, threshold: float = DEFAULT_THRESHOLD,
+                           ties: str = DEFAULT_TIES, classes: Sequence[Any] = ("0", "1"),
+                           item_ids: Sequence[Any] | None = None, groups: Mapping[str, Any] | None = None,
+                           name: str = "classifier") -> Predictions:
         """Build from a binary classifier's scores P(label = positive class).
 
-        The predicted class is the positive one (``classes[1]``) where the score is at least
-        ``threshold``; the probability vector is ``[1 - s, s]``.
+        The predicted class is the positive one (``classes[1]``) where the score is above
+        ``threshold``; a score equal to the threshold goes to the negative class
+        (``ties="negative"``, as scikit-learn's ``predict`` does) or to the positive class
+        (``ties="positive"``). The probability vector is ``[1 - s, s]``.
 
         Examples
         --------
         >>> from pbassess import Predictions
-        >>> p = Predictions.from_binary_scores([0.2, 0.7, 0.55], [0, 1, 0], threshold=0.6)
+        >>> p = Predictions.from_binary_scores([0.2, 0.7, 0.55, 0.5], [0, 1, 0, 1], threshold=0.5)
         >>> p.predicted.tolist(), p.correct.tolist()
-        ([0, 1, 0], [True, True, True])
+        ([0, 1, 1, 0], [True, True, False, False])
+        >>> Predictions.from_binary_scores([0.5], ties="positive").predicted.tolist()
+        [1]
         """
-        try:
-            s = np.asarray(scores, dtype=float).ravel()
-        except (TypeError, ValueError) as exc:
-            raise DataError(f"scores must be numbers: {exc}") from None
-        if s.shape[0] == 0:
-            raise DataError("the pool is empty: no items were given")
-        if not np.all(np.isfinite(s)):
-            raise DataError(f"scores: row {_first_bad(~np.isfinite(s))} is NaN or infinite")
-        if (s < 0).any() or (s > 1).any():
-            row = _first_bad((s < 0) | (s > 1))
-            raise DataError(f"scores: row {row} is {s[row]:g}, outside [0, 1]")
-        if not 0 < threshold < 1:
-            raise DataError(f"threshold must be strictly between 0 and 1, got {threshold}")
-        names = _as_class_names(classes, 2)
-        if len(names) != 2:
-            raise DataError(f"binary scores need exactly two classes, got {len(names)}")
-        probs = np.column_stack([1 - s, s])
-        predicted = (s >= threshold).astype(np.int64)
-        confidence = probs[np.arange(s.shape[0]), predicted]
-        return cls._assemble(predicted, confidence, names, labels, item_ids, groups, name, probs=probs)
+        ds = _build.binary_dataset(scores, labels, threshold=threshold, ties=ties, classes=classes,
+                                   item_ids=item_ids, groups=groups, name=name)
+        return cls._wrap(check_dataset(ds))
 
     @classmethod
-    def from_dataframe(
-        cls,
-        frame: Any,
-        *,
-        label: str | None = "label",
-        prob_columns: Sequence[str] | None = None,
-        predicted: str | None = None,
-        confidence: str | None = None,
-        item_id: str | None = "item_id",
-        group_columns: Sequence[str] | None = None,
-        classes: Sequence[Any] | None = None,
-        normalize: bool = False,
-        name: str = "classifier",
-    ) -> Predictions:
+    def from_dataframe(cls, frame: Any, *, label: str | None = "label", prob_columns: Sequence[str] | None = None,
+                       predicted: str | None = None, confidence: str | None = None, item_id: str | None = "item_id",
+                       group_columns: Sequence[str] | None = None, classes: Sequence[Any] | None = None,
+                       normalize: bool = False, name: str = "classifier") -> Predictions:
         """Build from a pandas DataFrame in either form.
 
         Full form: ``prob_columns`` lists the K probability columns (by default every column
         named ``p_<class>``, whose suffixes give the class names). Top-1 form: name the
         ``predicted`` and ``confidence`` columns. Other columns listed in ``group_columns``
-        become attribute columns; missing optional columns are simply absent.
+        become attribute columns, keeping their type. (:func:`pbassess.data.as_predictions`
+        detects the form and takes every other column as an attribute.)
 
         Examples
         --------
@@ -362,83 +270,90 @@ class Predictions:
         >>> p.classes, p.n_labeled, list(p.groups)
         (('a', 'b'), 1, ['site'])
         """
-        cols = list(frame.columns)
-        if label is not None and label not in cols:
-            if label != "label":
-                raise DataError(f"label column {label!r} not found (columns: {', '.join(map(str, cols))})")
-            label = None
-        labels = None if label is None else frame[label].to_numpy(dtype=object)
-        ids = None
-        if item_id is not None and item_id in cols:
-            ids = frame[item_id].astype(str).to_numpy()
-        groups = {}
-        for g in group_columns or []:
-            if g not in cols:
-                raise DataError(f"group column {g!r} not found (columns: {', '.join(map(str, cols))})")
-            groups[g] = frame[g].astype(str).to_numpy()
-        if predicted is not None or confidence is not None:
-            for what, col in (("predicted", predicted), ("confidence", confidence)):
-                if col is None or col not in cols:
-                    raise DataError(f"{what} column {col!r} not found (columns: {', '.join(map(str, cols))})")
-            return cls.from_top1(frame[predicted].to_numpy(dtype=object), frame[confidence].to_numpy(),
-                                 labels, classes=classes, item_ids=ids, groups=groups, name=name)
-        if prob_columns is None:
-            prob_columns = [c for c in cols if str(c).startswith("p_")]
-            if not prob_columns:
-                raise DataError("no probability columns: name them with prob_columns=[...] or prefix them with 'p_'")
-            if classes is None:
-                classes = [str(c)[2:] for c in prob_columns]
-        missing = [c for c in prob_columns if c not in cols]
-        if missing:
-            raise DataError(f"probability column {missing[0]!r} not found")
-        try:
-            values = frame[list(prob_columns)].to_numpy(dtype=float)
-        except (TypeError, ValueError):
-            bad = next(c for c in prob_columns if not np.issubdtype(frame[c].dtype, np.number))
-            raise DataError(f"probability column {bad!r} holds non-numeric values") from None
-        return cls.from_probs(values, labels, classes=classes or prob_columns, item_ids=ids,
-                              groups=groups, normalize=normalize, name=name)
+        ds = frame_dataset(frame, label=label, prob_columns=prob_columns, predicted=predicted, confidence=confidence,
+                           item_id=item_id, group_columns=group_columns, classes=classes, normalize=normalize,
+                           name=name)
+        return cls._wrap(check_dataset(ds))
 
-    @classmethod
-    def _assemble(cls, predicted, confidence, names, labels, item_ids, groups, name, probs) -> Predictions:
-        n = predicted.shape[0]
-        if labels is None:
-            lab = np.full(n, UNLABELED, dtype=np.int64)
-        else:
-            lab_raw = np.asarray(labels, dtype=object).ravel()
-            if lab_raw.shape[0] != n:
-                raise DataError(f"labels has {lab_raw.shape[0]} values for {n} items")
-            lab = _encode(lab_raw, names, "labels", allow_missing=True)
-        if item_ids is None:
-            ids = np.array([str(i) for i in range(n)], dtype=object)
-        else:
-            ids = np.array([str(i) for i in np.asarray(item_ids, dtype=object).ravel()], dtype=object)
-            if ids.shape[0] != n:
-                raise DataError(f"item_ids has {ids.shape[0]} values for {n} items")
-        grp = {}
-        for col, values in (groups or {}).items():
-            arr = np.array([str(v) for v in np.asarray(values, dtype=object).ravel()], dtype=object)
-            if arr.shape[0] != n:
-                raise DataError(f"group column {col!r} has {arr.shape[0]} values for {n} items")
-            grp[str(col)] = arr
-        return cls(predicted=np.asarray(predicted, dtype=np.int64), confidence=np.asarray(confidence, dtype=float),
-                   classes=tuple(names), labels=lab, item_ids=ids, probs=probs, groups=grp, name=name)
+    # ------------------------------------------------------------------ the data
+    @property
+    def dataset(self) -> Any:
+        """The underlying :class:`xarray.Dataset` (dims ``item``, ``class``; codes, not names)."""
+        return self._ds
+
+    @property
+    def is_lazy(self) -> bool:
+        """Whether the data are dask-backed (read chunk by chunk when computed)."""
+        return self._ds["predicted"].chunks is not None
+
+    def _values(self, var: str) -> np.ndarray:
+        if var not in self._cache:
+            self._cache[var] = _readonly(np.asarray(self._ds[var].values))
+        return self._cache[var]
+
+    @property
+    def name(self) -> str:
+        """Display name of the classifier / data set."""
+        return str(self._ds.attrs.get("name", "classifier"))
+
+    @property
+    def classes(self) -> tuple[str, ...]:
+        """The K class names."""
+        if "classes" not in self._cache:
+            self._cache["classes"] = tuple(str(c) for c in self._ds["class"].values.tolist())
+        return self._cache["classes"]
+
+    @property
+    def predicted(self) -> np.ndarray:
+        """Index of the predicted class of each item (int64; loads a lazy pool's column)."""
+        return self._values("predicted")
+
+    @property
+    def confidence(self) -> np.ndarray:
+        """Probability of the predicted class of each item."""
+        return self._values("confidence")
+
+    @property
+    def labels(self) -> np.ndarray:
+        """True class index of each item, ``-1`` where unlabeled."""
+        return self._values("label")
+
+    @property
+    def item_ids(self) -> np.ndarray:
+        """Item ids: int64 when every id is an integer, else str (object array)."""
+        return self._values("item_id")
+
+    @property
+    def probs(self) -> np.ndarray | None:
+        """Full probability vectors (N x K), ``None`` in top-1 form."""
+        return self._values("probs") if "probs" in self._ds.data_vars else None
+
+    @property
+    def groups(self) -> dict[str, np.ndarray]:
+        """Attribute columns by name, each keeping its type (str, int, float, bool)."""
+        return {col: self._values(col) for col in self._ds.attrs.get("attributes", [])}
+
+    @property
+    def threshold(self) -> float | None:
+        """Decision threshold of binary scores (``None`` when the prediction is the arg-max)."""
+        t = self._ds.attrs.get("threshold")
+        return None if t is None else float(t)
 
     # ------------------------------------------------------------------ views
     @property
     def n_items(self) -> int:
         """Number of items in the pool."""
-        return int(self.predicted.shape[0])
+        return int(self._ds.sizes["item"])
 
     @property
     def n_classes(self) -> int:
         """Number of classes K."""
-        return len(self.classes)
+        return int(self._ds.sizes["class"])
 
     @property
     def has_probs(self) -> bool:
         """Whether full probability vectors are available (not only top-1)."""
-        return self.probs is not None
+        return "probs" in self._ds.data_vars
 
     @property
     def labeled(self) -> np.ndarray:
@@ -448,7 +363,9 @@ class Predictions:
     @property
     def n_labeled(self) -> int:
         """Number of labeled items."""
-        return int(self.labeled.sum())
+        if self.is_lazy and "label" not in self._cache:
+            return int((self._ds["label"] != UNLABELED).sum().compute())
+        return int(np.count_nonzero(self.labeled))
 
     @property
     def correct(self) -> np.ndarray:
@@ -471,10 +388,11 @@ class Predictions:
 
     def group(self, column: str) -> np.ndarray:
         """The values of an attribute column, with a clear error when it is absent."""
-        if column not in self.groups:
-            have = ", ".join(self.groups) or "none"
+        attributes = self._ds.attrs.get("attributes", [])
+        if column not in attributes:
+            have = ", ".join(attributes) or "none"
             raise DataError(f"group column {column!r} not found (available: {have})")
-        return self.groups[column]
+        return self._values(column)
 
     def require_labels(self, what: str = "this assessment") -> Predictions:
         """Raise unless at least one item is labeled; returns self for chaining."""
@@ -484,7 +402,7 @@ class Predictions:
 
     def require_probs(self, what: str = "this assessment") -> Predictions:
         """Raise unless full probability vectors are present."""
-        if self.probs is None:
+        if not self.has_probs:
             raise DataError(f"{what} needs full probability vectors, but {self.name!r} is in top-1 form")
         return self
 
@@ -503,28 +421,31 @@ class Predictions:
             if idx.shape != (self.n_items,):
                 raise DataError(f"mask has shape {idx.shape} for {self.n_items} items")
             idx = np.flatnonzero(idx)
+        elif idx.dtype.kind not in "iu":
+            raise DataError(f"select items with a boolean mask or integer positions, got {idx.dtype} values")
         if idx.size == 0:
             raise DataError("the selection is empty: no items match")
-        return Predictions(
-            predicted=self.predicted[idx], confidence=self.confidence[idx], classes=self.classes,
-            labels=self.labels[idx], item_ids=self.item_ids[idx],
-            probs=None if self.probs is None else self.probs[idx],
-            groups={k: v[idx] for k, v in self.groups.items()}, name=self.name,
-        )
+        if idx.min() < -self.n_items or idx.max() >= self.n_items:
+            raise DataError(f"item position {int(idx.max())} is outside the pool of {self.n_items} items")
+        return Predictions._wrap(self._ds.isel(item=idx))
 
     def with_labels(self, labels: Any) -> Predictions:
-        """A copy with the label array replaced (names or indices; missing = unlabeled)."""
-        lab = np.asarray(labels, dtype=object).ravel()
-        if lab.shape[0] != self.n_items:
-            raise DataError(f"labels has {lab.shape[0]} values for {self.n_items} items")
-        return Predictions(
-            predicted=self.predicted, confidence=self.confidence, classes=self.classes,
-            labels=_encode(lab, self.classes, "labels", allow_missing=True), item_ids=self.item_ids,
-            probs=self.probs, groups=dict(self.groups), name=self.name,
-        )
+        """A copy with the label array replaced (names or indices; missing = unlabeled).
 
-    def to_xarray(self):
-        """Export to an :class:`xarray.Dataset` with dims ``item`` (and ``class``).
+        Examples
+        --------
+        >>> from pbassess import Predictions
+        >>> p = Predictions.from_top1(["a", "b"], [0.9, 0.8])
+        >>> p.with_labels(["b", None]).labels.tolist()
+        [1, -1]
+        """
+        codes = _build.encode_labels(labels, self.classes, self.n_items)
+        return Predictions._wrap(self._ds.assign(label=("item", codes)))
+
+    def to_xarray(self) -> Any:
+        """Export to a readable :class:`xarray.Dataset`: class names instead of codes, dims ``item`` (and ``class``).
+
+        :attr:`dataset` is the coded form the library computes on.
 
         Examples
         --------
@@ -542,29 +463,37 @@ class Predictions:
             "confidence": ("item", np.asarray(self.confidence)),
             "label": ("item", label_names.astype(str)),
         }
-        if self.probs is not None:
+        if self.has_probs:
             data["probs"] = (("item", "class"), np.asarray(self.probs))
         for col, values in self.groups.items():
-            data[f"group_{col}"] = ("item", values.astype(str))
+            data[f"group_{col}"] = ("item", values)
         return xr.Dataset(
             data,
-            coords={"item": np.asarray(self.item_ids, dtype=str), "class": np.asarray(self.classes, dtype=str)},
+            coords={"item": np.asarray(self.item_ids), "class": np.asarray(self.classes, dtype=str)},
             attrs={"name": self.name, "n_classes": self.n_classes},
         )
 
     def describe(self) -> dict[str, Any]:
         """A small JSON-able summary of the pool (used in saved results and reports)."""
+        n_labeled = self.n_labeled
+        if n_labeled and self.is_lazy:
+            ds = self._ds
+            n_correct = int(((ds["label"] == ds["predicted"]) & (ds["label"] != UNLABELED)).sum().compute())
+        else:
+            n_correct = int(np.count_nonzero(self.correct)) if n_labeled else 0
         return {
             "name": self.name,
             "n_items": self.n_items,
-            "n_labeled": self.n_labeled,
+            "n_labeled": n_labeled,
             "n_classes": self.n_classes,
             "form": "probs" if self.has_probs else "top1",
-            "accuracy_labeled": float(self.correct[self.labeled].mean()) if self.n_labeled else None,
-            "groups": list(self.groups),
+            "accuracy_labeled": n_correct / n_labeled if n_labeled else None,
+            "groups": list(self._ds.attrs.get("attributes", [])),
         }
 
     def __repr__(self) -> str:
         form = "full probabilities" if self.has_probs else "top-1"
+        labeled = "?" if self.is_lazy else str(self.n_labeled)
+        lazy = ", lazy" if self.is_lazy else ""
         return (f"Predictions({self.name!r}: {self.n_items} items, {self.n_classes} classes, "
-                f"{self.n_labeled} labeled, {form})")
+                f"{labeled} labeled, {form}{lazy})")

@@ -8,27 +8,33 @@
 * ``binary-scores-csv``: a CSV with a label column, group columns and one
   ``score_<classifier>`` column per classifier holding P(label = 1) (the fairness releases).
 * ``pbassess-csv``: pbassess's own CSV: ``item_id``, optional ``label``, either ``p_<class>``
-  columns or ``predicted`` + ``confidence``, and any group columns.
+  columns or ``predicted`` + ``confidence`` (not both), and any attribute columns.
 
-``.gz`` files are read transparently. :func:`read_predictions` picks the format from the
-file's content when it is not given.
+Gzip is recognised by content (a plain file named ``.gz`` reads too), a UTF-8 byte-order mark
+is skipped. The tables are parsed by pyarrow's multithreaded CSV reader; when it fails, a careful
+line-by-line scan (:mod:`pbassess.data._textio`) names the line at fault. Parquet and Zarr
+files and folders go to :func:`pbassess.data.lazy.read_lazy_predictions` (dask-backed).
 """
 
 from __future__ import annotations
 
-import gzip
+import csv
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from pbassess.constants import DEFAULT_THRESHOLD
+from pbassess.constants import DEFAULT_THRESHOLD, DEFAULT_TIES, UNLABELED
+from pbassess.data._frame import check_columns, csv_form_dataset
+from pbassess.data._textio import diagnose, first_lines, input_stream, open_text
+from pbassess.data._validate import check_dataset
 from pbassess.data.predictions import Predictions
 from pbassess.errors import ConfigError, DataError
 
 __all__ = [
     "FORMATS",
+    "LAZY_SUFFIXES",
     "detect_format",
     "read_binary_scores_csv",
     "read_label_probs_text",
@@ -38,19 +44,9 @@ __all__ = [
 ]
 
 FORMATS = ("top1-text", "label-probs-text", "binary-scores-csv", "pbassess-csv")
-
-
-def _open_text(path: Path):
-    if not path.exists():
-        raise DataError(f"file not found: {path}")
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8")
-    return open(path, encoding="utf-8")
-
-
-def _head(path: Path, n: int = 2) -> list[str]:
-    with _open_text(path) as fh:
-        return [line for _, line in zip(range(n), fh, strict=False)]
+#: File and folder suffixes read lazily (dask-backed) by :mod:`pbassess.data.lazy`.
+LAZY_SUFFIXES = (".parquet", ".pq", ".zarr")
+_TOP1_HEADER = ["index", "correct", "predicted", "confidence"]
 
 
 def detect_format(path: str | Path) -> str:
@@ -65,17 +61,17 @@ def detect_format(path: str | Path) -> str:
     'top1-text'
     """
     path = Path(path)
-    lines = _head(path)
+    lines = first_lines(path)
     if not lines or not lines[0].strip():
         raise DataError(f"{path}: the file is empty")
     first = lines[0].strip()
     if "," in first:
-        cols = [c.strip() for c in first.split(",")]
+        cols = [c.strip() for c in next(csv.reader([first]))]
         if any(c.startswith("score_") for c in cols):
             return "binary-scores-csv"
         return "pbassess-csv"
     tokens = first.split()
-    if [t.lower() for t in tokens[:4]] == ["index", "correct", "predicted", "confidence"]:
+    if [t.lower() for t in tokens[:4]] == _TOP1_HEADER:
         return "top1-text"
     try:
         [float(t) for t in tokens]
@@ -84,13 +80,48 @@ def detect_format(path: str | Path) -> str:
     return "label-probs-text"
 
 
+def _arrow_table(path: Path, *, delimiter: str, column_names: list[str] | None = None,
+                 column_types: dict[str, Any] | None = None, numeric: dict[int, str] | None = None):
+    """Parse with pyarrow; on failure, name the line at fault (careful scan) or re-raise as one line."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    read = pacsv.ReadOptions(block_size=1 << 24, column_names=column_names, skip_rows=1 if column_names else 0)
+    parse = pacsv.ParseOptions(delimiter=delimiter)
+    convert = pacsv.ConvertOptions(column_types=column_types or {}, strings_can_be_null=False,
+                                   quoted_strings_can_be_null=False, auto_dict_encode=True,
+                                   auto_dict_max_cardinality=1 << 16)
+    try:
+        with input_stream(path) as stream:
+            return pacsv.read_csv(stream, read_options=read, parse_options=parse, convert_options=convert)
+    except (pa.ArrowException, OSError, EOFError, ValueError) as exc:
+        diagnose(path, whitespace=delimiter == " ", numeric=numeric)
+        if delimiter == " ":
+            return None  # a layout pyarrow cannot split (several spaces, tabs): use pandas
+        raise DataError(f"{path}: cannot be read as CSV ({str(exc).splitlines()[0]})") from None
+
+
+def _whitespace_table(path: Path, names: list[str], dtypes: dict[str, Any]):
+    """Whitespace-separated table through pandas' C parser (runs of spaces or tabs)."""
+    import pandas as pd
+    import pyarrow as pa
+
+    try:
+        with open_text(path) as fh:
+            frame = pd.read_csv(fh, sep=r"\s+", header=None, skiprows=1, names=names, dtype=dtypes,
+                                keep_default_na=False, engine="c")
+    except (ValueError, pd.errors.ParserError) as exc:
+        raise DataError(f"{path}: cannot be read as a whitespace-separated table ({str(exc).splitlines()[0]})") from None
+    return pa.Table.from_pandas(frame, preserve_index=False)
+
+
 def read_top1_text(path: str | Path, *, classes: Sequence[str] | None = None, name: str | None = None) -> Predictions:
     """Read a top-1 text file (header ``Index Correct Predicted Confidence``).
 
     Parameters
     ----------
     path : str or Path
-        The file (``.gz`` allowed).
+        The file (gzip allowed).
     classes : sequence of str, optional
         Class names; by default the sorted set of names found in the file.
 
@@ -102,38 +133,27 @@ def read_top1_text(path: str | Path, *, classes: Sequence[str] | None = None, na
     >>> read_top1_text(f).correct.tolist()
     [False, True]
     """
+    import pyarrow as pa
+
     path = Path(path)
-    ids, truth, pred, conf = [], [], [], []
-    with _open_text(path) as fh:
-        header = fh.readline().split()
-        if [h.lower() for h in header[:4]] != ["index", "correct", "predicted", "confidence"]:
-            raise DataError(f"{path}: expected the header 'Index Correct Predicted Confidence', got {' '.join(header)!r}")
-        for lineno, line in enumerate(fh, start=2):
-            parts = line.split()
-            if not parts:
-                continue
-            if len(parts) != 4:
-                raise DataError(f"{path}: line {lineno} has {len(parts)} fields, expected 4")
-            ids.append(parts[0])
-            truth.append(parts[1])
-            pred.append(parts[2])
-            try:
-                conf.append(float(parts[3]))
-            except ValueError:
-                raise DataError(f"{path}: line {lineno} has confidence {parts[3]!r}, not a number") from None
-    if not ids:
+    lines = first_lines(path, 1)
+    header = lines[0].split() if lines else []
+    if [h.lower() for h in header[:4]] != _TOP1_HEADER or len(header) != 4:
+        raise DataError(f"{path}: expected the header 'Index Correct Predicted Confidence', got {' '.join(header)!r}")
+    names = ["id", "label", "predicted", "confidence"]
+    text = pa.dictionary(pa.int32(), pa.string())
+    types = {"id": pa.string(), "label": text, "predicted": text, "confidence": pa.float64()}
+    table = _arrow_table(path, delimiter=" ", column_names=names, column_types=types, numeric={3: "confidence"})
+    if table is None:
+        table = _whitespace_table(path, names, {"id": str, "label": str, "predicted": str, "confidence": float})
+    if table.num_rows == 0:
         raise DataError(f"{path}: the pool is empty (no rows after the header)")
-    labels = [None if t.lower() in {"na", "nan", "-", "?"} else t for t in truth]
-    return Predictions.from_top1(pred, conf, labels, classes=classes, item_ids=ids, name=name or path.stem)
+    return Predictions.from_top1(table["predicted"], table["confidence"].to_numpy(), table["label"], classes=classes,
+                                 item_ids=table["id"], name=name or path.name.split(".")[0])
 
 
-def read_label_probs_text(
-    path: str | Path,
-    *,
-    classes: Sequence[str] | None = None,
-    normalize: bool = False,
-    name: str | None = None,
-) -> Predictions:
+def read_label_probs_text(path: str | Path, *, classes: Sequence[str] | None = None, normalize: bool = False,
+                          name: str | None = None) -> Predictions:
     """Read whitespace text without header: label, then K probabilities per row.
 
     A label of ``-1`` or ``nan`` marks an unlabeled item.
@@ -146,12 +166,20 @@ def read_label_probs_text(
     >>> read_label_probs_text(f).correct.tolist()
     [True, True]
     """
+    import pandas as pd
+
     path = Path(path)
-    with _open_text(path) as fh:
-        try:
-            table = np.loadtxt(fh, dtype=float, ndmin=2)
-        except ValueError as exc:
-            raise DataError(f"{path}: not a table of numbers ({exc})") from None
+    first = first_lines(path, 1)
+    n_fields = len(first[0].split()) if first else 0
+    diagnose_numeric = dict.fromkeys(range(n_fields), "a value")
+    try:
+        with open_text(path) as fh:
+            table = pd.read_csv(fh, sep=r"\s+", header=None, dtype=float, engine="c").to_numpy()
+    except (ValueError, pd.errors.ParserError, pd.errors.EmptyDataError, EOFError, OSError) as exc:
+        diagnose(path, whitespace=True, numeric=diagnose_numeric)
+        if isinstance(exc, pd.errors.EmptyDataError):
+            raise DataError(f"{path}: the pool is empty") from None
+        raise DataError(f"{path}: not a table of numbers ({str(exc).splitlines()[0]})") from None
     if table.shape[0] == 0:
         raise DataError(f"{path}: the pool is empty")
     if table.shape[1] < 3:
@@ -161,33 +189,41 @@ def read_label_probs_text(
     names = tuple(classes) if classes is not None else tuple(str(i) for i in range(k))
     if len(names) != k:
         raise DataError(f"{path}: {len(names)} class names given for {k} probability columns")
-    labels: list[Any] = []
-    for row, v in enumerate(raw):
-        if np.isnan(v) or v == -1:
-            labels.append(None)
-        elif not float(v).is_integer() or not 0 <= v < k:
-            raise DataError(f"{path}: row {row} has label {v:g}, outside the classes 0..{k - 1}")
-        else:
-            labels.append(names[int(v)])
-    return Predictions.from_probs(table[:, 1:], labels, classes=names, normalize=normalize, name=name or path.stem.split(".")[0])
+    missing = np.isnan(raw) | (raw == -1)
+    bad = ~missing & ((raw != np.round(raw)) | (raw < 0) | (raw >= k))
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise DataError(f"{path}: row {row} has label {raw[row]:g}, outside the classes 0..{k - 1}")
+    labels = np.asarray(names, dtype=object)[np.where(missing, 0, raw).astype(np.int64)]
+    labels[missing] = None
+    return Predictions.from_probs(table[:, 1:], labels, classes=names, normalize=normalize,
+                                  name=name or path.name.split(".")[0])
 
 
-def read_binary_scores_csv(
-    path: str | Path,
-    *,
-    model: str | None = None,
-    label: str | None = None,
-    group_columns: Sequence[str] | None = None,
-    threshold: float = DEFAULT_THRESHOLD,
-    invert_labels: bool = False,
-    name: str | None = None,
-) -> Predictions:
+def _binary_labels(y: Any, label: str, path: Path, invert: bool) -> np.ndarray:
+    import pandas as pd
+
+    values = pd.to_numeric(pd.Series(y), errors="coerce").to_numpy(dtype=float)
+    text_missing = pd.isna(pd.Series(y)).to_numpy()
+    if (np.isnan(values) & ~text_missing).any():
+        row = int(np.flatnonzero(np.isnan(values) & ~text_missing)[0])
+        raise DataError(f"{path}: label column {label!r} must hold 0/1, row {row} has {y[row]!r}")
+    found = set(np.unique(values[~np.isnan(values)]).tolist())
+    if not found <= {0.0, 1.0}:
+        raise DataError(f"{path}: label column {label!r} must hold 0/1, found {sorted(found)[:5]}")
+    codes = np.where(np.isnan(values), UNLABELED, values).astype(np.int64)
+    return np.where(codes >= 0, 1 - codes, UNLABELED) if invert else codes
+
+
+def read_binary_scores_csv(path: str | Path, *, model: str | None = None, label: str | None = None,
+                           group_columns: Sequence[str] | None = None, threshold: float = DEFAULT_THRESHOLD,
+                           ties: str = DEFAULT_TIES, invert_labels: bool = False, name: str | None = None) -> Predictions:
     """Read a binary-score CSV with one ``score_<classifier>`` column per classifier.
 
     Parameters
     ----------
     path : str or Path
-        The CSV (``.gz`` allowed). The first unnamed column, if any, becomes the item id.
+        The CSV (gzip allowed). The first unnamed column, if any, becomes the item id.
     model : str, optional
         The score column to use, e.g. ``"score_LR"`` (``"LR"`` works too); required when
         the file has several.
@@ -197,7 +233,10 @@ def read_binary_scores_csv(
     group_columns : sequence of str, optional
         Attribute columns; by default every non-numeric column.
     threshold : float, default 0.5
-        Predict the positive class where the score is at least this.
+        Predict the positive class where the score is above this.
+    ties : {"negative", "positive"}, default "negative"
+        The class of a score equal to the threshold ("negative": scikit-learn's ``predict``,
+        which produced the released fairness classifiers' decisions).
     invert_labels : bool, default False
         Swap label codes 0 and 1 (for files whose label coding is inverted against the scores).
 
@@ -208,14 +247,15 @@ def read_binary_scores_csv(
     >>> _ = f.write_text(",sex,y,score_LR\\n7,F,1,0.9\\n8,M,0,0.7\\n")
     >>> p = read_binary_scores_csv(f)
     >>> p.item_ids.tolist(), p.correct.tolist(), list(p.groups)
-    (['7', '8'], [True, False], ['sex'])
+    ([7, 8], [True, False], ['sex'])
     """
     import pandas as pd
 
     path = Path(path)
-    if not path.exists():
-        raise DataError(f"file not found: {path}")
-    frame = pd.read_csv(path)
+    header = next(csv.reader(first_lines(path, 1) or [""]))
+    check_columns(header, str(path))
+    table = _arrow_table(path, delimiter=",")
+    frame = table.to_pandas()
     if frame.empty:
         raise DataError(f"{path}: the pool is empty")
     cols = [str(c) for c in frame.columns]
@@ -241,23 +281,20 @@ def read_binary_scores_csv(
         label = candidates[0]
     if label not in cols:
         raise DataError(f"{path}: label column {label!r} not found")
-    y = frame[label].to_numpy()
-    values = set(pd.unique(y[~pd.isna(y)]).tolist())
-    if not values <= {0, 1}:
-        raise DataError(f"{path}: label column {label!r} must hold 0/1, found {sorted(values)[:5]}")
-    labels = np.where(pd.isna(y), None, y).astype(object)
-    if invert_labels:
-        labels = np.array([None if v is None else 1 - int(v) for v in labels], dtype=object)
-    labels = np.array([None if v is None else str(int(v)) for v in labels], dtype=object)
-    ids = frame[id_col].astype(str).to_numpy() if id_col else None
-    groups = {g: frame[g].astype(str).to_numpy() for g in group_columns}
+    labels = _binary_labels(frame[label].to_numpy(dtype=object), label, path, invert_labels)
+    if not pd.api.types.is_numeric_dtype(frame[model]):
+        bad = pd.to_numeric(frame[model], errors="coerce").isna().to_numpy()
+        row = int(np.flatnonzero(bad)[0])
+        raise DataError(f"{path}: score column {model!r}: row {row} has {frame[model].iloc[row]!r}, not a number")
     return Predictions.from_binary_scores(
-        frame[model].to_numpy(dtype=float), labels, threshold=threshold, item_ids=ids, groups=groups,
+        frame[model].to_numpy(dtype=float, na_value=np.nan), labels, threshold=threshold, ties=ties,
+        item_ids=frame[id_col] if id_col is not None else None, groups={g: frame[g] for g in group_columns},
         name=name or f"{path.name.split('.')[0]}:{model[6:]}",
     )
 
 
-def read_pbassess_csv(path: str | Path, *, normalize: bool = False, name: str | None = None) -> Predictions:
+def read_pbassess_csv(path: str | Path, *, normalize: bool = False, classes: Sequence[str] | None = None,
+                      name: str | None = None) -> Predictions:
     """Read pbassess's own CSV format (see the module docstring).
 
     Examples
@@ -268,30 +305,42 @@ def read_pbassess_csv(path: str | Path, *, normalize: bool = False, name: str | 
     >>> read_pbassess_csv(f)
     Predictions('p': 2 items, 2 classes, 1 labeled, full probabilities)
     """
-    import pandas as pd
+    import pyarrow as pa
 
     path = Path(path)
-    if not path.exists():
-        raise DataError(f"file not found: {path}")
-    frame = pd.read_csv(path, dtype={"item_id": str, "label": str, "predicted": str}, keep_default_na=True)
-    if frame.empty:
+    lines = first_lines(path, 1)
+    if not lines or not lines[0].strip():
+        raise DataError(f"{path}: the file is empty")
+    header = [c.strip() for c in next(csv.reader([lines[0].rstrip("\r\n")]))]
+    check_columns(header, str(path))
+    text = pa.dictionary(pa.int32(), pa.string())
+    types = {"item_id": pa.string(), "label": text, "predicted": text, "confidence": pa.float64(),
+             **{c: pa.float64() for c in header if c.startswith("p_")}}
+    numeric = {i: f"{c} value" for i, c in enumerate(header) if c.startswith("p_") or c == "confidence"}
+    table = _arrow_table(path, delimiter=",", column_types={c: t for c, t in types.items() if c in header},
+                         numeric=numeric)
+    if table.num_rows == 0:
         raise DataError(f"{path}: the pool is empty")
-    cols = [str(c) for c in frame.columns]
-    top1 = "predicted" in cols and "confidence" in cols
-    reserved = {"item_id", "label", "predicted", "confidence"}
-    groups = [c for c in cols if c not in reserved and not c.startswith("p_")]
-    return Predictions.from_dataframe(
-        frame, label="label", item_id="item_id", group_columns=groups,
-        predicted="predicted" if top1 else None, confidence="confidence" if top1 else None,
-        normalize=normalize, name=name or path.name.split(".")[0],
-    )
+    ds = csv_form_dataset(table, normalize=normalize, classes=classes, name=name or path.name.split(".")[0],
+                          where=str(path))
+    return Predictions._wrap(check_dataset(ds))
+
+
+def _is_lazy_folder(path: Path) -> bool:
+    """A folder of Parquet files or a Zarr store."""
+    if not path.is_dir():
+        return False
+    markers = (".zgroup", "zarr.json")
+    return any((path / m).exists() for m in markers) or next(path.rglob("*.parquet"), None) is not None \
+        or next(path.rglob("*.pq"), None) is not None
 
 
 def read_predictions(path: str | Path, *, format: str | None = None, **options: Any) -> Predictions:
     """Read a prediction file in any supported format (detected when not given).
 
-    Options are passed to the format's reader (``model``/``threshold`` for binary scores,
-    ``classes``, ``normalize``, ...).
+    Options are passed to the format's reader (``model``/``threshold``/``ties`` for binary
+    scores, ``classes``, ``normalize``, ...). Parquet (``.parquet``, ``.pq``) and Zarr
+    (``.zarr``) files and folders are read lazily by :func:`pbassess.data.lazy.read_lazy_predictions`.
 
     Examples
     --------
@@ -304,8 +353,12 @@ def read_predictions(path: str | Path, *, format: str | None = None, **options: 
     import inspect
 
     path = Path(path)
+    if format is None and (path.suffix.lower() in LAZY_SUFFIXES or _is_lazy_folder(path)):
+        from pbassess.data.lazy import read_lazy_predictions
+
+        return read_lazy_predictions(path, **{k: v for k, v in options.items() if v is not None})
     if path.is_dir():
-        raise DataError(f"{path} is a folder, not a prediction file")
+        raise DataError(f"{path} is a folder, not a prediction file (nor a folder of Parquet files or a Zarr store)")
     fmt = format or detect_format(path)
     readers = {
         "top1-text": read_top1_text,

@@ -270,6 +270,10 @@ def load_data(name: str | os.PathLike | None = None, **options: Any) -> Predicti
         raise DataError(f"{name_str!r} is neither a file nor a registered data set "
                         f"(registered: {', '.join(sorted(_cards()))})")
     card = model_card(name_str)
+    if card.format == "acs-employment-parquet":  # three Parquet files joined on id (SURFACE)
+        from pbassess.data.acs import load_acs_employment
+
+        return load_acs_employment(card, **options)
     path = resolve_path(name_str)
     opts = {**card.reader_options, **{k: v for k, v in options.items() if v is not None}}
     classes_file = opts.pop("classes_file", None)

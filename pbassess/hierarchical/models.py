@@ -37,17 +37,26 @@ geometry NUTS sees differs.
 
 from __future__ import annotations
 
-import importlib.util
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from pbassess.constants import DEFAULT_BINS, DEFAULT_PSEUDOCOUNT
+from pbassess.constants import DEFAULT_PSEUDOCOUNT
 from pbassess.errors import ConfigError, DataError
-from pbassess.stats import bin_edges, bin_index, region_counts
+from pbassess.hierarchical.counts import (
+    CalibrationCounts,
+    EnvironmentCounts,
+    calibration_counts,
+    environment_counts,
+)
+from pbassess.hierarchical.sampling import (
+    DEFAULT_SAMPLER,
+    population_draws,
+    sample_model,
+    sampler_settings,
+)
 
 __all__ = [
     "CENTERING_THRESHOLD",
@@ -72,14 +81,6 @@ __all__ = [
 #: determine the cell several times better than the population distribution does.
 CENTERING_THRESHOLD: float = 2.0
 
-#: Default NUTS settings of the hierarchical models (see ``benchmarks/hierarchical.py``).
-DEFAULT_SAMPLER: dict[str, Any] = {
-    "draws": 1000,
-    "tune": 1000,
-    "chains": 4,
-    "target_accept": 0.95,
-    "sampler": "nutpie",
-}
 
 KINDS = ("logit-normal", "beta")
 POOLINGS = ("hierarchical", "independent", "pooled")
@@ -87,175 +88,6 @@ POOLINGS = ("hierarchical", "independent", "pooled")
 # Hyperprior scales (logit scale): mu ~ Normal(loc, MU_SCALE), sigma ~ HalfNormal(SIGMA_SCALE).
 MU_SCALE = 1.5
 SIGMA_SCALE = 1.0
-
-
-# ---------------------------------------------------------------------------- counts
-@dataclass(frozen=True)
-class EnvironmentCounts:
-    """Sufficient statistics per environment (x predicted class).
-
-    Attributes
-    ----------
-    by : str
-        The group column the environments come from.
-    environments : tuple of str
-        Environment names (sorted).
-    n, k : ndarray of int, shape (E,) or (E, K)
-        Labeled items and correct labeled items per cell.
-    n_items : ndarray of int, same shape
-        All items (labeled or not) per cell.
-    mean_confidence : ndarray of float, same shape
-        Mean top-1 confidence of all items per cell (NaN for empty cells).
-    classes : tuple of str or None
-        Class names when the cells are environment x predicted class.
-    """
-
-    by: str
-    environments: tuple[str, ...]
-    n: np.ndarray
-    k: np.ndarray
-    n_items: np.ndarray
-    mean_confidence: np.ndarray
-    classes: tuple[str, ...] | None = None
-
-    @property
-    def per_class(self) -> bool:
-        """Whether the cells are environment x predicted class."""
-        return self.classes is not None
-
-    @property
-    def raw_accuracy(self) -> np.ndarray:
-        """k / n per cell (NaN where no item is labeled): the independent point estimate."""
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(self.n > 0, self.k / np.maximum(self.n, 1), np.nan)
-
-
-@dataclass(frozen=True)
-class CalibrationCounts:
-    """Per-environment, per-bin counts for hierarchical calibration.
-
-    ``n``/``k`` are labeled and correct items per (environment, bin); ``weight`` is each bin's
-    share of the environment's whole pool (rows sum to one) and ``score`` the pool's mean
-    confidence in the bin (NaN for empty bins).
-    """
-
-    by: str
-    environments: tuple[str, ...]
-    edges: np.ndarray
-    n: np.ndarray
-    k: np.ndarray
-    n_items: np.ndarray
-    weight: np.ndarray
-    score: np.ndarray
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def bins(self) -> tuple[str, ...]:
-        """Bin labels like ``"0.9-1.0"``."""
-        e = self.edges
-        return tuple(f"{e[i]:.2f}-{e[i + 1]:.2f}" for i in range(e.size - 1))
-
-
-def _environment_index(predictions: Any, by: str, environments: Sequence[str] | None):
-    values = predictions.group(by)
-    found = tuple(sorted(set(values.tolist())))
-    if environments is None:
-        envs = found
-    else:
-        envs = tuple(str(e) for e in environments)
-        unknown = sorted(set(found) - set(envs))
-        if unknown:
-            raise DataError(f"group column {by!r} has value {unknown[0]!r} not among the environments given")
-    lookup = {e: i for i, e in enumerate(envs)}
-    return envs, np.array([lookup[v] for v in values], dtype=np.int64)
-
-
-def environment_counts(
-    predictions: Any, by: str, *, per_class: bool = False, environments: Sequence[str] | None = None
-) -> EnvironmentCounts:
-    """Reduce a prediction set to labeled / correct counts per environment (x predicted class).
-
-    Parameters
-    ----------
-    predictions : Predictions
-        The pool; unlabeled items count in ``n_items`` only.
-    by : str
-        The group column naming each item's environment.
-    per_class : bool, default False
-        Cells are environment x predicted class.
-    environments : sequence of str, optional
-        Environment order (default: sorted values of the column); may include environments
-        without items.
-
-    Returns
-    -------
-    EnvironmentCounts
-
-    Examples
-    --------
-    >>> from pbassess import Predictions
-    >>> p = Predictions.from_top1(["a", "b", "a", "a"], [0.9, 0.8, 0.7, 0.6], ["a", "a", None, "a"],
-    ...                           groups={"site": ["x", "x", "y", "y"]})
-    >>> c = environment_counts(p, "site")
-    >>> c.environments, c.n.tolist(), c.k.tolist(), c.n_items.tolist()
-    (('x', 'y'), [2, 1], [1, 1], [2, 2])
-    """
-    envs, env = _environment_index(predictions, by, environments)
-    n_env = len(envs)
-    lab = predictions.labeled
-    correct = predictions.correct
-    conf = np.asarray(predictions.confidence, dtype=float)
-    if per_class:
-        n_cls = predictions.n_classes
-        cell = env * n_cls + predictions.predicted
-        size = n_env * n_cls
-        shape: tuple[int, ...] = (n_env, n_cls)
-    else:
-        cell, size, shape = env, n_env, (n_env,)
-    n, k = region_counts(cell[lab], correct[lab], size)
-    n_items = np.bincount(cell, minlength=size)
-    conf_sum = np.bincount(cell, weights=conf, minlength=size)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean_conf = np.where(n_items > 0, conf_sum / np.maximum(n_items, 1), np.nan)
-    return EnvironmentCounts(
-        by=by, environments=envs, n=n.reshape(shape), k=k.reshape(shape), n_items=n_items.reshape(shape),
-        mean_confidence=mean_conf.reshape(shape), classes=tuple(predictions.classes) if per_class else None,
-    )
-
-
-def calibration_counts(
-    predictions: Any, by: str, *, bins: int | Any = DEFAULT_BINS, environments: Sequence[str] | None = None
-) -> CalibrationCounts:
-    """Per-environment, per-confidence-bin counts (labeled, correct, pool share, mean score).
-
-    Examples
-    --------
-    >>> from pbassess import Predictions
-    >>> p = Predictions.from_top1(["a", "a", "a"], [0.95, 0.65, 0.62], ["a", "b", None],
-    ...                           classes=["a", "b"], groups={"site": ["x", "x", "x"]})
-    >>> c = calibration_counts(p, "site", bins=2)
-    >>> c.n.tolist(), c.k.tolist(), c.weight.round(3).tolist()
-    ([[0, 2]], [[0, 1]], [[0.0, 1.0]])
-    """
-    envs, env = _environment_index(predictions, by, environments)
-    edges = bin_edges(bins=bins)
-    n_bins = edges.size - 1
-    conf = np.asarray(predictions.confidence, dtype=float)
-    b = bin_index(conf, edges)
-    cell = env * n_bins + b
-    size = len(envs) * n_bins
-    lab = predictions.labeled
-    n, k = region_counts(cell[lab], predictions.correct[lab], size)
-    n_items = np.bincount(cell, minlength=size).reshape(len(envs), n_bins)
-    score_sum = np.bincount(cell, weights=conf, minlength=size).reshape(len(envs), n_bins)
-    totals = n_items.sum(axis=1, keepdims=True)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        weight = np.where(totals > 0, n_items / np.maximum(totals, 1), 0.0)
-        score = np.where(n_items > 0, score_sum / np.maximum(n_items, 1), np.nan)
-    return CalibrationCounts(
-        by=by, environments=envs, edges=edges, n=n.reshape(len(envs), n_bins), k=k.reshape(len(envs), n_bins),
-        n_items=n_items, weight=weight, score=score,
-    )
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -399,6 +231,41 @@ def _cell_names(environments: Sequence[str], columns: Sequence[str] | None) -> l
 
 
 # ---------------------------------------------------------------------------- models
+def _prior_means(prior: str, prior_mean: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """Per-cell prior means: 0.5 (uniform), or the cells' mean confidence clipped to [0.001, 0.999] (informed)."""
+    if prior != "informed":
+        return np.full(shape, 0.5)
+    if prior_mean is None:
+        raise ConfigError("an informed prior needs prior_mean (the mean confidence per cell)")
+    s = np.asarray(prior_mean, dtype=float)
+    if s.shape != shape:
+        raise ConfigError(f"prior_mean has shape {s.shape}, expected {shape}")
+    s = np.where(np.isfinite(s), s, np.nanmean(s) if np.isfinite(s).any() else 0.5)
+    return np.clip(s, 1e-3, 1 - 1e-3)
+
+
+def _unpooled_accuracy(pooling: str, prior: str, s: np.ndarray, pc: float, shape: tuple[int, ...],
+                       cls: list[str] | None, dims: tuple[str, ...]):
+    """Accuracy of the independent (one Beta per cell) or completely pooled (one per class) model."""
+    import pymc as pm
+
+    informed = prior == "informed"
+    if pooling == "independent":
+        a = pc * s if informed else np.full(shape, pc / 2)
+        b = pc * (1 - s) if informed else np.full(shape, pc / 2)
+        return pm.Beta("accuracy", a, b, dims=dims)
+    if cls is None:
+        s0 = float(np.mean(s))
+        a0, b0 = (pc * s0, pc * (1 - s0)) if informed else (pc / 2, pc / 2)
+        shared = pm.Beta("pooled_accuracy", a0, b0)
+        return pm.Deterministic("accuracy", shared * np.ones(shape), dims=dims)
+    s_c = s.mean(axis=0)
+    a0 = pc * s_c if informed else np.full(len(cls), pc / 2)
+    b0 = pc * (1 - s_c) if informed else np.full(len(cls), pc / 2)
+    shared = pm.Beta("pooled_accuracy", a0, b0, dims="class")
+    return pm.Deterministic("accuracy", shared[None, :] * np.ones(shape), dims=dims)
+
+
 def accuracy_model(
     n: Any,
     k: Any,
@@ -477,38 +344,15 @@ def accuracy_model(
             raise ConfigError(f"counts must be one-dimensional without classes, got shape {n.shape}")
         dims = ("environment",)
         coords = {"environment": envs}
-    if prior == "informed":
-        if prior_mean is None:
-            raise ConfigError("an informed prior needs prior_mean (the mean confidence per cell)")
-        s = np.asarray(prior_mean, dtype=float)
-        if s.shape != n.shape:
-            raise ConfigError(f"prior_mean has shape {s.shape}, expected {n.shape}")
-        s = np.where(np.isfinite(s), s, np.nanmean(s) if np.isfinite(s).any() else 0.5)
-        s = np.clip(s, 1e-3, 1 - 1e-3)
-    else:
-        s = np.full(n.shape, 0.5)
+    s = _prior_means(prior, prior_mean, n.shape)
     pc = float(pseudocount)
     if not pc > 0:
         raise ConfigError(f"the pseudocount must be positive, got {pseudocount}")
     names = _cell_names(envs, cls)
 
     with pm.Model(coords=coords) as model:
-        if pooling == "independent":
-            a = pc * s if prior == "informed" else np.full(n.shape, pc / 2)
-            b = pc * (1 - s) if prior == "informed" else np.full(n.shape, pc / 2)
-            theta = pm.Beta("accuracy", a, b, dims=dims)
-        elif pooling == "pooled":
-            if cls is None:
-                s0 = float(np.mean(s))
-                a0, b0 = (pc * s0, pc * (1 - s0)) if prior == "informed" else (pc / 2, pc / 2)
-                shared = pm.Beta("pooled_accuracy", a0, b0)
-                theta = pm.Deterministic("accuracy", shared * np.ones(n.shape), dims=dims)
-            else:
-                s_c = s.mean(axis=0)
-                a0 = pc * s_c if prior == "informed" else np.full(len(cls), pc / 2)
-                b0 = pc * (1 - s_c) if prior == "informed" else np.full(len(cls), pc / 2)
-                shared = pm.Beta("pooled_accuracy", a0, b0, dims="class")
-                theta = pm.Deterministic("accuracy", shared[None, :] * np.ones(n.shape), dims=dims)
+        if pooling in ("independent", "pooled"):
+            theta = _unpooled_accuracy(pooling, prior, s, pc, n.shape, cls, dims)
         elif kind == "beta":
             if cls is not None:
                 raise ConfigError("kind='beta' supports environments only; use kind='logit-normal' with classes")
@@ -595,137 +439,3 @@ def calibration_model(
     return model
 
 
-# ---------------------------------------------------------------------------- sampling
-def _nutpie_available() -> bool:
-    return importlib.util.find_spec("nutpie") is not None
-
-
-def sampler_settings(**overrides: Any) -> dict[str, Any]:
-    """The default NUTS settings with overrides (``None`` values are ignored).
-
-    Examples
-    --------
-    >>> s = sampler_settings(draws=200, chains=None)
-    >>> s["draws"], s["chains"], s["target_accept"]
-    (200, 4, 0.95)
-    """
-    settings = dict(DEFAULT_SAMPLER)
-    settings.update({k: v for k, v in overrides.items() if v is not None})
-    if settings["sampler"] == "nutpie" and not _nutpie_available():
-        settings["sampler"] = "pymc"
-    if settings["sampler"] not in ("nutpie", "pymc"):
-        raise ConfigError(f"unknown sampler {settings['sampler']!r} (choose 'nutpie' or 'pymc')")
-    if not 0 < float(settings["target_accept"]) < 1:
-        raise ConfigError(f"target_accept must be in (0, 1), got {settings['target_accept']}")
-    for key in ("draws", "tune", "chains"):
-        if int(settings[key]) < 1:
-            raise ConfigError(f"{key} must be a positive integer, got {settings[key]}")
-    return settings
-
-
-def sample_model(
-    model: Any,
-    *,
-    seed: Any = None,
-    log_likelihood: bool = True,
-    prior_predictive: int = 0,
-    progressbar: bool = False,
-    **settings: Any,
-):
-    """Run NUTS on a model with the project defaults; return the ``xarray.DataTree``.
-
-    Parameters
-    ----------
-    model : pymc.Model
-    seed : int or Generator, optional
-        Random seed (a Generator is turned into an integer seed).
-    log_likelihood : bool, default True
-        Add the ``log_likelihood`` group (for LOO).
-    prior_predictive : int, default 0
-        Also draw this many prior predictive samples (group ``prior_predictive``/``prior``).
-    **settings
-        ``draws``, ``tune``, ``chains``, ``cores``, ``target_accept``, ``sampler``
-        (``"nutpie"`` or ``"pymc"``); see :data:`DEFAULT_SAMPLER`.
-
-    Examples
-    --------
-    >>> m = accuracy_model([30, 4], [27, 2], environments=["a", "b"])
-    >>> idata = sample_model(m, seed=1, draws=100, tune=100, chains=1, sampler="pymc")
-    >>> sorted(idata.children)[:3]
-    ['log_likelihood', 'observed_data', 'posterior']
-    """
-    import pymc as pm
-
-    from pbassess.stats import as_generator
-
-    opts = sampler_settings(**settings)
-    if seed is None or isinstance(seed, np.random.Generator):
-        seed = int(as_generator(seed).integers(2**31 - 1))
-    cores = opts.get("cores") or min(int(opts["chains"]), 2)
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*log_likelihood.*", category=FutureWarning)
-        warnings.filterwarnings("ignore", category=UserWarning, message=".*idata_kwargs.*")
-        warnings.filterwarnings("ignore", category=RuntimeWarning)
-        idata = pm.sample(
-            draws=int(opts["draws"]), tune=int(opts["tune"]), chains=int(opts["chains"]), cores=int(cores),
-            target_accept=float(opts["target_accept"]), random_seed=int(seed), progressbar=progressbar,
-            nuts_sampler=opts["sampler"], model=model, quiet=True, compute_convergence_checks=False,
-        )
-        if log_likelihood:
-            pm.compute_log_likelihood(idata, model=model, progressbar=False)
-        if prior_predictive:
-            prior = pm.sample_prior_predictive(int(prior_predictive), model=model, random_seed=int(seed) + 1)
-            for name, child in prior.children.items():
-                if name != "observed_data":
-                    idata[name] = child
-    return idata
-
-
-# ---------------------------------------------------------------------------- population
-_GH_NODES, _GH_WEIGHTS = np.polynomial.hermite_e.hermegauss(40)
-_GH_WEIGHTS = _GH_WEIGHTS / _GH_WEIGHTS.sum()
-
-
-def population_draws(posterior: Any, kind: str, seed: Any = None) -> dict[str, np.ndarray]:
-    """Population-level posterior quantities on the probability scale, per draw.
-
-    Returns a dict of arrays shaped like the hyperparameter draws:
-
-    * ``population_mean``: the mean accuracy of the population of environments
-      (``E[sigmoid(mu + sigma eps)]`` by 40-node Gauss-Hermite quadrature, or ``phi``);
-    * ``population_sd``: the spread (standard deviation) of environment accuracies;
-    * ``new_environment``: the accuracy of a new, unlabeled environment (one draw of the
-      population distribution per posterior draw: the posterior predictive).
-
-    For the environment x class model the population is that of cells (a new environment's
-    accuracy on a new class): its logit sd combines all three spreads.
-
-    Examples
-    --------
-    >>> import xarray as xr, numpy as np
-    >>> post = xr.Dataset({"mu": (("chain", "draw"), [[0.0]]), "sigma": (("chain", "draw"), [[1e-9]])})
-    >>> out = population_draws(post, "logit-normal", seed=0)
-    >>> round(float(out["population_mean"][0, 0]), 6), round(float(out["population_sd"][0, 0]), 6)
-    (0.5, 0.0)
-    """
-    rng = np.random.default_rng(seed) if not isinstance(seed, np.random.Generator) else seed
-    if kind == "beta":
-        phi = np.asarray(posterior["phi"])
-        kappa = np.asarray(posterior["kappa"])
-        return {
-            "population_mean": phi,
-            "population_sd": np.sqrt(phi * (1 - phi) / (kappa + 1)),
-            "new_environment": rng.beta(phi * kappa, (1 - phi) * kappa),
-        }
-    mu = np.asarray(posterior["mu"])
-    sigma = np.asarray(posterior["sigma"])
-    if "sigma_environment" in posterior:  # environment x class: a new cell varies by all three effects
-        sigma = np.sqrt(sigma**2 + np.asarray(posterior["sigma_environment"]) ** 2
-                        + np.asarray(posterior["sigma_class"]) ** 2)
-    eta = mu[..., None] + sigma[..., None] * _GH_NODES
-    p = 1.0 / (1.0 + np.exp(-eta))
-    mean = p @ _GH_WEIGHTS
-    second = (p**2) @ _GH_WEIGHTS
-    new = 1.0 / (1.0 + np.exp(-(mu + sigma * rng.standard_normal(mu.shape))))
-    return {"population_mean": mean, "population_sd": np.sqrt(np.maximum(second - mean**2, 0.0)),
-            "new_environment": new}

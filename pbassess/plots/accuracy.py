@@ -168,7 +168,7 @@ def plot_rank_intervals(result: Any, *, top: int | None = None, ax: Any = None):
     ax.set_xlabel("rank (1 = least accurate)")
     ax.set_ylabel(_region_label(result))
     ax.grid(axis="x", alpha=0.3)
-    ax.legend(loc="lower right", fontsize="small")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", borderaxespad=0)  # off the data
     if created:
         ax.set_title(f"Accuracy rank per {_region_label(result)}")
     return fig if created else ax

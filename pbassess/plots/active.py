@@ -1,7 +1,7 @@
-"""Plots of active-assessment experiments (the Dataset of :func:`pbassess.active.experiment.simulate`).
+"""Plots of active-assessment experiments (the result of :func:`pbassess.active.experiment.simulate`).
 
-Drawing never computes statistics beyond run averages: each function takes the Dataset and
-returns a matplotlib Figure.
+Drawing never computes statistics beyond run averages: each function takes the
+:class:`~pbassess.active.result.SimulationResult` (or its Dataset) and returns a matplotlib Figure.
 
 * :func:`plot_mrr`: run-averaged MRR against the fraction of the pool labeled, one line per
   (strategy, prior), with a band of +-2 standard errors of the run average.
@@ -35,7 +35,12 @@ def _title(ds) -> str:
     return f"{ds.attrs.get('name', '')}: {what} {top}".strip(": ")
 
 
+def _dataset(ds):
+    return getattr(ds, "dataset", ds)
+
+
 def _curve_axes(ds, var: str, ylabel: str, ax=None, band: bool = True):
+    ds = _dataset(ds)
     fig, ax, _ = figure_and_axes(ax, (5.5, 3.6))
     x = ds["fraction"].values
     for s, p, label in _combos(ds):
@@ -100,22 +105,32 @@ def plot_label_efficiency(ds: Any, threshold: float = 0.99, ax=None):
     >>> len(plot_label_efficiency(simulate(p, strategies="ts,random-item", runs=3, log_every=1)).axes)
     1
     """
-    from pbassess.active.evaluation import labels_to_mrr
+    from pbassess.active.evaluation import labels_to_mrr, labels_to_mrr_interval
 
+    ds = _dataset(ds)
     fig, ax, _ = figure_and_axes(ax, (4.5, 0.45 * ds.sizes["strategy"] * ds.sizes["prior"] + 1.2))
-    labels, values = [], []
+    labels, values, intervals = [], [], []
     for s, p, label in _combos(ds):
         labels.append(label)
-        values.append(labels_to_mrr(ds["mrr"].sel(strategy=s, prior=p).values, ds["labels"].values,
-                                    int(ds.attrs["n_items"]), threshold))
+        curves = ds["mrr"].sel(strategy=s, prior=p).values
+        args = (ds["labels"].values, int(ds.attrs["n_items"]), threshold)
+        values.append(labels_to_mrr(curves, *args))
+        intervals.append(labels_to_mrr_interval(curves, *args, n_boot=200) if curves.shape[0] > 1 else (np.nan,) * 2)
     y = np.arange(len(labels))
     vals = np.array(values)
     never = np.isnan(vals)
-    bars = ax.barh(y, np.where(never, 1.0, vals), color=["0.8" if n else "C0" for n in never])
-    for bar, v, n in zip(bars, vals, never, strict=True):
+    # the bars take the colours of the curves of plot_mrr / plot_success (same order, same cycle)
+    bars = ax.barh(y, np.where(never, 1.0, vals), color=["0.8" if n else f"C{i}" for i, n in enumerate(never)])
+    low, high = np.array(intervals, dtype=float).T
+    ok = ~never & np.isfinite(low) & np.isfinite(high)
+    if ok.any():
+        ax.errorbar(vals[ok], y[ok], xerr=[vals[ok] - low[ok], high[ok] - vals[ok]], fmt="none", ecolor="k",
+                    capsize=3, lw=1)
+    for bar, v, n, hi in zip(bars, vals, never, high, strict=True):
         if n:
             bar.set_hatch("//")
-        ax.text(bar.get_width() + 0.01, bar.get_y() + bar.get_height() / 2, "never" if n else f"{v:.0%}",
+        x_text = bar.get_width() if n or not np.isfinite(hi) else max(bar.get_width(), hi)
+        ax.text(x_text + 0.01, bar.get_y() + bar.get_height() / 2, "never" if n else f"{v:.0%}",
                 va="center", fontsize=8)
     ax.set_yticks(y, labels)
     ax.invert_yaxis()
@@ -138,6 +153,7 @@ def plot_active(ds: Any, threshold: float = 0.99):
     """
     import matplotlib.pyplot as plt
 
+    ds = _dataset(ds)
     fig, axes = plt.subplots(1, 3, figsize=(15, 3.8), gridspec_kw={"width_ratios": [1.2, 1.2, 0.9]})
     plot_mrr(ds, ax=axes[0])
     plot_success(ds, ax=axes[1])

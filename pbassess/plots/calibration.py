@@ -15,7 +15,13 @@ import numpy as np
 from pbassess.errors import ConfigError
 from pbassess.plots._common import figure_and_axes, forest_axes
 
-__all__ = ["plot_classwise_ece", "plot_ece", "plot_reliability"]
+__all__ = ["outside_legend", "plot_classwise_ece", "plot_ece", "plot_recalibration", "plot_reliability",
+           "plot_smooth_reliability"]
+
+
+def outside_legend(ax: Any):
+    """A small legend to the right of ``ax``, outside the plotting area (it never covers data)."""
+    return ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, fontsize="small")
 
 
 def plot_reliability(result: Any, *, ax: Any = None):
@@ -23,7 +29,9 @@ def plot_reliability(result: Any, *, ax: Any = None):
 
     Each non-empty bin is drawn at its mean pool score with the posterior mean accuracy and
     its HDI; crosses mark the labeled items' accuracy, the dashed diagonal is perfect
-    calibration, and the histogram below shows how many pool items fall in each bin.
+    calibration. The histogram below shows how many pool items fall in each bin (bars) and how
+    many of them are labeled (black step line, with the count written above each bin). Legends
+    sit outside the axes, to the right, so they never cover data.
 
     Parameters
     ----------
@@ -51,7 +59,7 @@ def plot_reliability(result: Any, *, ax: Any = None):
     table = result.summary()
     created = ax is None
     if created:
-        fig, (ax, hist_ax) = plt.subplots(2, 1, figsize=(5.5, 6.0), sharex=True, height_ratios=[3, 1],
+        fig, (ax, hist_ax) = plt.subplots(2, 1, figsize=(7.5, 6.0), sharex=True, height_ratios=[3, 1],
                                           layout="constrained")
     else:
         fig = ax.figure
@@ -68,14 +76,23 @@ def plot_reliability(result: Any, *, ax: Any = None):
     ax.set_xlim(0, 1)
     ax.set_ylim(-0.02, 1.02)
     ax.set_ylabel("accuracy")
-    ax.legend(loc="upper left", fontsize="small")
+    outside_legend(ax)
     edges = np.append(table["bin_low"].to_numpy(), table["bin_high"].to_numpy()[-1])
     widths = np.diff(edges)
     counts = table["n_pool"].to_numpy()
-    hist_ax.bar(edges[:-1], counts, width=widths, align="edge", color="C0", alpha=0.35, edgecolor="C0")
+    labeled = table["n_labeled"].to_numpy()
+    hist_ax.bar(edges[:-1], counts, width=widths, align="edge", color="C0", alpha=0.35, edgecolor="C0",
+                label="pool items")
+    hist_ax.step(edges, np.append(labeled, labeled[-1]), where="post", color="black", lw=1.5, label="labeled items")
+    for lo, width, n_lab, n_pool in zip(edges[:-1], widths, labeled, counts, strict=True):
+        if n_pool > 0 or n_lab > 0:
+            hist_ax.annotate(f"{int(n_lab):,}", (lo + width / 2, max(n_lab, n_pool)), xytext=(0, 2),
+                             textcoords="offset points", ha="center", va="bottom", fontsize="x-small")
     if created:
         hist_ax.set_xlabel("confidence (top-1 score)")
-        hist_ax.set_ylabel("pool items")
+        hist_ax.set_ylabel("items")
+        hist_ax.set_ylim(0, max(counts.max(), 1) * 1.25)
+        outside_legend(hist_ax)
         ece = result.ece_summary()
         ax.set_title(f"Reliability diagram (ECE {ece['mean']:.3f}, {100 * result.ci_prob:.10g}% HDI "
                      f"{ece['hdi_low']:.3f}-{ece['hdi_high']:.3f})", fontsize="medium")
@@ -98,7 +115,7 @@ def plot_ece(result: Any, *, ax: Any = None):
     >>> len(ax.lines)
     1
     """
-    fig, ax, created = figure_and_axes(ax, (5.5, 3.5), layout="constrained")
+    fig, ax, created = figure_and_axes(ax, (7.0, 3.5), layout="constrained")
     draws = result.draws("ece")
     summ = result.ece_summary()
     ax.hist(draws, bins=60, density=True, color="C0", alpha=0.6, label="posterior")
@@ -108,7 +125,7 @@ def plot_ece(result: Any, *, ax: Any = None):
         ax.axvline(summ["frequentist"], color="C3", lw=2, label=f"frequentist {summ['frequentist']:.3f}")
     ax.set_xlabel("expected calibration error")
     ax.set_ylabel("posterior density")
-    ax.legend(fontsize="small")
+    outside_legend(ax)
     if created:
         ax.set_title(f"ECE posterior (mean {summ['mean']:.3f}, {int(summ['n_labeled']):,} labeled)",
                      fontsize="medium")
@@ -144,7 +161,73 @@ def plot_classwise_ece(result: Any, *, top: int = 20, ax: Any = None):
     ax.set_xlabel("classwise ECE")
     ax.set_ylabel("predicted class")
     ax.grid(axis="x", alpha=0.3)
-    ax.legend(loc="lower right", fontsize="small")
+    outside_legend(ax)
     if created:
         ax.set_title("Most miscalibrated predicted classes", fontsize="medium")
+    return fig if created else ax
+
+
+def plot_smooth_reliability(curve: dict, *, ax: Any = None):
+    """The smooth reliability curve of :func:`pbassess.calibration.smooth_reliability_curve`.
+
+    Draws ``curve["curve"]`` against ``curve["mesh"]``, the diagonal, and the score density as a
+    shaded band along the bottom (scaled to a fifth of the height).
+
+    Examples
+    --------
+    >>> from pbassess.calibration import smooth_reliability_curve
+    >>> out = smooth_reliability_curve([0.2, 0.4, 0.6, 0.8] * 50, [0, 0, 1, 1] * 50, n_points=21)
+    >>> ax = plot_smooth_reliability(out).axes[0]
+    >>> len(ax.lines[1].get_xdata())
+    21
+    """
+    fig, ax, created = figure_and_axes(ax, (7.0, 4.5), layout="constrained")
+    mesh, mu, density = curve["mesh"], curve["curve"], curve["density"]
+    ax.plot([0, 1], [0, 1], "--", color="0.5", lw=1, label="perfect calibration")
+    ax.plot(mesh, mu, color="C0", lw=2, label=f"smooth curve (bandwidth {curve['sigma']:.3f})")
+    scale = 0.2 / max(float(np.max(density)), 1e-12)
+    ax.fill_between(mesh, 0, density * scale, color="C0", alpha=0.2, label="score density (scaled)")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("predicted probability")
+    ax.set_ylabel("observed frequency")
+    outside_legend(ax)
+    if created:
+        ax.set_title(f"Smooth reliability diagram (smooth ECE {curve['smooth_ece']:.3f})", fontsize="medium")
+    return fig if created else ax
+
+
+def plot_recalibration(out: dict, *, ax: Any = None):
+    """Before/after posterior means and HDIs of ECE, NLL and Brier from :func:`pbassess.calibration.evaluation.recalibrate`.
+
+    One row per quantity, each on its own scale relative to its "before" mean (1 = unchanged).
+
+    Examples
+    --------
+    >>> out = {"method": "platt", "ci_prob": 0.95, "posterior": {
+    ...     "before": {"ece": {"mean": 0.1, "hdi": [0.08, 0.12]}, "nll": {"mean": 0.5, "hdi": [0.45, 0.55]},
+    ...                "brier": {"mean": 0.2, "hdi": [0.18, 0.22]}},
+    ...     "after": {"ece": {"mean": 0.02, "hdi": [0.01, 0.03]}, "nll": {"mean": 0.4, "hdi": [0.36, 0.44]},
+    ...               "brier": {"mean": 0.18, "hdi": [0.16, 0.2]}}}}
+    >>> ax = plot_recalibration(out).axes[0]
+    >>> [t.get_text() for t in ax.get_yticklabels()]
+    ['ece', 'nll', 'brier']
+    """
+    fig, ax, created = figure_and_axes(ax, (7.0, 2.8), layout="constrained")
+    keys = ["ece", "nll", "brier"]
+    y = np.arange(len(keys))[::-1].astype(float)
+    for offset, side, color in ((0.12, "before", "C3"), (-0.12, "after", "C0")):
+        post = out["posterior"][side]
+        ref = np.array([out["posterior"]["before"][k]["mean"] for k in keys])
+        mean = np.array([post[k]["mean"] for k in keys]) / ref
+        lo = np.array([post[k]["hdi"][0] for k in keys]) / ref
+        hi = np.array([post[k]["hdi"][1] for k in keys]) / ref
+        ax.hlines(y + offset, lo, hi, color=color, lw=2)
+        ax.plot(mean, y + offset, "o", color=color, label=side)
+    ax.axvline(1.0, color="0.5", lw=1, ls="--")
+    ax.set_yticks(y, keys)
+    ax.set_xlabel(f"posterior mean and {100 * out.get('ci_prob', 0.95):.10g}% HDI, relative to before")
+    outside_legend(ax)
+    if created:
+        ax.set_title(f"Recalibration: {out['method']}", fontsize="medium")
     return fig if created else ax

@@ -116,7 +116,7 @@ def plot_expected_cost(result: Any, *, top: int | None = None, ax: Any = None):
     ax.set_xlabel(f"expected cost ({result.cost_name})")
     ax.set_ylabel("predicted class")
     ax.grid(axis="x", alpha=0.3)
-    ax.legend(loc="lower right", fontsize="small")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", borderaxespad=0)  # off the data
     if created:
         ax.set_title(f"Expected misclassification cost per predicted class ({result.engine})")
     return fig if created else ax

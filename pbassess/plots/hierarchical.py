@@ -40,13 +40,13 @@ def plot_environment_accuracy(result: Any, *, ax: Any = None, show_raw: bool = T
     table = result.summary()
     env_rows = table[table["level"] == "environment"].reset_index(drop=True)
     pop = table[table["level"] == "population"].set_index("environment")
-    fig, ax, _ = figure_and_axes(ax, (6.5, 0.45 * len(env_rows) + 1.6))
+    fig, ax, _ = figure_and_axes(ax, (9.5, 0.45 * len(env_rows) + 1.6))  # room for the legend on the right
     y = np.arange(len(env_rows))[::-1]
     if "population mean" in pop.index:
         row = pop.loc["population mean"]
         ax.axvspan(row["hdi_low"], row["hdi_high"], color="0.85", zorder=0,
                    label=f"population mean {int(round(result.ci_prob * 100))}% HDI")
-        ax.axvline(row["mean"], color="0.5", lw=1, zorder=1)
+        ax.axvline(row["mean"], color="0.5", lw=1, zorder=1, label="population mean")
     ax.hlines(y, env_rows["hdi_low"], env_rows["hdi_high"], color="C0", lw=2.5,
               label=f"{result.pooling} posterior {int(round(result.ci_prob * 100))}% HDI")
     ax.plot(env_rows["mean"], y, "o", color="C0")
@@ -58,7 +58,7 @@ def plot_environment_accuracy(result: Any, *, ax: Any = None, show_raw: bool = T
     ax.set_yticklabels([f"{e} (n={int(n)})" for e, n in zip(env_rows["environment"], env_rows["n_labeled"], strict=True)])
     ax.set_xlabel("accuracy")
     ax.set_title(f"Accuracy per {result.by}")
-    ax.legend(loc="best", fontsize="small")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", borderaxespad=0)  # off the data
     fig.tight_layout()
     return fig
 
@@ -70,7 +70,7 @@ def plot_environment_class_accuracy(result: Any, *, ax: Any = None, cmap: str = 
     --------
     >>> # fig = plot_environment_class_accuracy(assess_hierarchical(pred, "environment", per_class=True))
     """
-    mean = result.posterior["accuracy"].mean(("chain", "draw")).to_numpy()
+    mean = result.interval("accuracy")["mean"]
     envs, classes = result.environments, result.classes
     fig, ax, _ = figure_and_axes(ax, (min(2 + 0.12 * len(classes), 16), 1.2 + 0.4 * len(envs)))
     im = ax.imshow(mean, aspect="auto", cmap=cmap, vmin=0, vmax=1)
@@ -100,29 +100,36 @@ def plot_environment_reliability(result: Any, *, ncols: int = 4, figsize_per: fl
     nrows = int(np.ceil(len(envs) / ncols))
     fig, axes = plt.subplots(nrows, ncols, figsize=(figsize_per * ncols, figsize_per * nrows + 0.4),
                              squeeze=False, sharex=True, sharey=True)
-    acc = result.draws("bin_accuracy")
-    rel = result.draws("reliability")
-    ece = result.draws("ece")
+    acc = result.interval("bin_accuracy")  # posterior summaries come from the result: plots only draw
+    acc_mean, hdi = acc["mean"], acc["hdi"]
+    rel_mean = result.interval("reliability")["mean"]
+    ece_mean = result.interval("ece")["mean"]
     score = result.counts["score"].to_numpy()
     n = result.counts["n_labeled"].to_numpy()
-    from pbassess.stats import hdi_from_draws
-
-    hdi = hdi_from_draws(acc, result.ci_prob, axis=0)
-    rel_mean = rel.mean(axis=0)
     pooled_score = np.nanmean(score, axis=0)
     for i, env in enumerate(envs):
         ax = axes[i // ncols][i % ncols]
-        ax.plot([0, 1], [0, 1], color="0.6", lw=1, ls="--")
+        ax.plot([0, 1], [0, 1], color="0.6", lw=1, ls="--", label="perfect calibration")
         ok = np.isfinite(score[i])
         order = np.argsort(pooled_score)
         ax.plot(pooled_score[order], rel_mean[order], color="0.4", lw=1, label="population")
-        ax.errorbar(score[i][ok], acc.mean(axis=0)[i][ok],
-                    yerr=np.abs(hdi[i][ok].T - acc.mean(axis=0)[i][ok]), fmt="o", ms=3, color="C0", capsize=2)
-        ax.set_title(f"{env}\nECE {ece[:, i].mean():.3f}, n={int(n[i].sum())}", fontsize="small")
+        ax.errorbar(score[i][ok], acc_mean[i][ok],
+                    yerr=np.abs(hdi[i][ok].T - acc_mean[i][ok]), fmt="o", ms=3, color="C0", capsize=2,
+                    label=f"posterior mean, {int(round(result.ci_prob * 100))}% HDI")
+        for x_bin, n_bin in zip(score[i][ok], n[i][ok], strict=True):  # labeled items per bin
+            ax.text(x_bin, 0.01, str(int(n_bin)), ha="center", va="bottom", fontsize=5, color="0.3")
+        ax.set_title(f"{env}\nECE {ece_mean[i]:.3f}, n={int(n[i].sum())}", fontsize="small")
         ax.set_xlim(0, 1.02)
         ax.set_ylim(0, 1.02)
     for j in range(len(envs), nrows * ncols):
         axes[j // ncols][j % ncols].axis("off")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    handles.append(plt.Line2D([], [], ls="none", marker="$n$", color="0.3"))
+    labels.append("labeled items per bin")
+    if len(envs) < nrows * ncols:  # a spare panel holds the legend, off every diagram
+        axes[-1][-1].legend(handles, labels, loc="center", fontsize="x-small", frameon=False)
+    else:
+        fig.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="x-small", frameon=False)
     fig.supxlabel("confidence")
     fig.supylabel("accuracy")
     fig.tight_layout()

@@ -27,8 +27,9 @@ from pbassess.errors import ConfigError
 
 __all__ = ["DEFAULT_SAMPLE_KWARGS", "beta_binomial_model", "beta_variable", "sample_posterior"]
 
-#: Defaults of :func:`sample_posterior` (``pm.sample``): 4 chains x 1000 draws after 1000 tuning steps.
-DEFAULT_SAMPLE_KWARGS: dict[str, Any] = {"draws": 1000, "tune": 1000, "chains": 4, "progressbar": False}
+#: Defaults of :func:`sample_posterior` (``pm.sample``): 4 chains x 1000 draws after 1000 tuning steps
+#: (the one copy lives in :mod:`pbassess.inference`).
+from pbassess.inference.sampling import DEFAULT_SAMPLE_KWARGS  # noqa: E402
 
 
 def check_counts(n: Any, correct: Any, what: str = "region") -> tuple[np.ndarray, np.ndarray]:
@@ -122,6 +123,7 @@ def beta_binomial_model(
     *,
     dim: str = "class",
     coords: Sequence[Any] | None = None,
+    user_prior: Any = None,
 ):
     """Independent Beta-binomial accuracies over per-region counts.
 
@@ -140,6 +142,9 @@ def beta_binomial_model(
         Name of the region dimension ("class", "group", "region").
     coords : sequence, optional
         Region names (default ``0..K-1``).
+    user_prior : callable or dict, optional
+        A user's PyMC prior for ``accuracy`` replacing the Beta prior
+        (:func:`pbassess.pymc_models.priors.user_prior_variable`); ``alpha``/``beta`` are then unused.
 
     Returns
     -------
@@ -163,37 +168,34 @@ def beta_binomial_model(
     if len(names) != size:
         raise ConfigError(f"{len(names)} region names for {size} regions")
     with pm.Model(coords={dim: names}) as model:
-        _, logit = beta_variable("accuracy", a, b, dims=dim)
-        pm.Binomial("correct", n=n_arr, logit_p=logit, observed=k_arr, dims=dim)
+        if user_prior is not None:
+            from pbassess.pymc_models.priors import user_prior_variable
+
+            theta = user_prior_variable("accuracy", user_prior, model, dim=dim, size=size)
+            pm.Binomial("correct", n=n_arr, p=theta, observed=k_arr, dims=dim)
+        else:
+            _, logit = beta_variable("accuracy", a, b, dims=dim)
+            pm.Binomial("correct", n=n_arr, logit_p=logit, observed=k_arr, dims=dim)
     return model
 
 
-def sample_posterior(model, *, seed: Any = None, sample_kwargs: Mapping[str, Any] | None = None):
-    """Run ``pm.sample`` on ``model`` with pbassess defaults, returning the DataTree.
+def sample_posterior(model, *, seed: Any = None, sample_kwargs: Mapping[str, Any] | None = None,
+                     progressbar: bool | None = None):
+    """Alias of :func:`pbassess.inference.sample_model` (kept for existing callers).
 
-    ``sample_kwargs`` are merged over :data:`DEFAULT_SAMPLE_KWARGS` (4 chains x 1000 draws,
-    1000 tuning steps, no progress bar); ``seed`` (int or Generator) becomes ``random_seed``
-    unless ``sample_kwargs`` sets it.
+    ``sample_kwargs`` are merged over the defaults (4 chains x 1000 draws, 1000 tuning
+    steps, nutpie when installed); the progress bar shows when a person is watching.
 
     Examples
     --------
+    >>> from unittest import mock
+    >>> from pbassess.inference import mock_pymc_sample
     >>> model = beta_binomial_model([10], [7], 1.0, 1.0)
-    >>> idata = sample_posterior(model, seed=1, sample_kwargs={"draws": 50, "tune": 50, "chains": 1})
+    >>> with mock.patch("pymc.sample", mock_pymc_sample):
+    ...     idata = sample_posterior(model, seed=1, sample_kwargs={"draws": 50, "tune": 50, "chains": 1})
     >>> idata["posterior"]["accuracy"].shape
     (1, 50, 1)
     """
-    import pymc as pm
+    from pbassess.inference import sample_model
 
-    if sample_kwargs is not None and not isinstance(sample_kwargs, Mapping):
-        raise ConfigError(f"sample_kwargs must be a dict of pm.sample options, got {type(sample_kwargs).__name__}")
-    kwargs = {**DEFAULT_SAMPLE_KWARGS, "random_seed": seed, **dict(sample_kwargs or {})}
-    if kwargs.get("return_inferencedata") is False:
-        raise ConfigError("sample_kwargs: return_inferencedata=False is not supported (pbassess needs the DataTree)")
-    for key in ("draws", "tune", "chains"):
-        value = kwargs.get(key)
-        if value is not None and (not isinstance(value, (int, np.integer)) or value < (0 if key == "tune" else 1)):
-            raise ConfigError(f"sample_kwargs: {key} must be a {'non-negative' if key == 'tune' else 'positive'} integer, got {value!r}")
-    try:
-        return pm.sample(model=model, **kwargs)
-    except TypeError as exc:
-        raise ConfigError(f"sample_kwargs rejected by pm.sample: {exc}") from None
+    return sample_model(model, seed=seed, sample_kwargs=sample_kwargs, progressbar=progressbar)

@@ -42,19 +42,19 @@ and suits tiny models).
 
 Measured wall times, compile included, 4 chains x 1000 draws + 1000 tune on 2 cores, 0-1 cost,
 ``alpha = 2/K`` (``benchmarks/static.py``; the machine was shared, so +-50%; the naive model took
-~140 s with PyMC's own NUTS on an idle machine):
+~140 s with PyMC's own NUTS on an idle machine)::
 
-=============================================  ============  ====================================
-100 x 100 synthetic CIFAR-like counts           wall time     diagnostics
-=============================================  ============  ====================================
-pm.Dirichlet + pm.Multinomial, nutpie           812 s         R-hat 2.27, ESS 6, 1650 divergences
-Poisson-Gamma, log-Gamma cells, nutpie          503 s         R-hat 18.7, 3000 divergences
-Poisson-Gamma, every cell boosted, nutpie       344 s         R-hat 1.003, tree depth 5.5
-Poisson-Gamma, small shapes boosted, nutpie     142-297 s     R-hat 1.003, 18,697 parameters
-... and zero cells collapsed, PyMC NUTS         10-14 s       R-hat 1.004, 1,403 parameters
-... and zero cells collapsed, nutpie (default)  4-8 s         R-hat 1.004, ESS > 4400
-SVHN 10 x 10 real counts, default               2-11 s        R-hat 1.003
-=============================================  ============  ====================================
+    =============================================  ============  ====================================
+    100 x 100 synthetic CIFAR-like counts           wall time     diagnostics
+    =============================================  ============  ====================================
+    pm.Dirichlet + pm.Multinomial, nutpie           812 s         R-hat 2.27, ESS 6, 1650 divergences
+    Poisson-Gamma, log-Gamma cells, nutpie          503 s         R-hat 18.7, 3000 divergences
+    Poisson-Gamma, every cell boosted, nutpie       344 s         R-hat 1.003, tree depth 5.5
+    Poisson-Gamma, small shapes boosted, nutpie     142-297 s     R-hat 1.003, 18,697 parameters
+    ... and zero cells collapsed, PyMC NUTS         10-14 s       R-hat 1.004, 1,403 parameters
+    ... and zero cells collapsed, nutpie (default)  4-8 s         R-hat 1.004, ESS > 4400
+    SVHN 10 x 10 real counts, default               2-11 s        R-hat 1.003
+    =============================================  ============  ====================================
 
 Model variables
 ---------------
@@ -65,7 +65,6 @@ the categories. Cost convention: ``cost[k, j]`` is the cost of predicting k when
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -77,9 +76,10 @@ from pbassess.stats.cost import validate_cost_matrix, zero_one_cost
 
 __all__ = ["DEFAULT_SAMPLE_KWARGS", "ConfusionCategories", "confusion_categories", "confusion_model", "sample_confusion_model"]
 
-#: Defaults of :func:`sample_confusion_model`: 4 chains x 1000 draws after 1000 tuning steps, nutpie.
+#: Defaults of :func:`sample_confusion_model`: 4 chains x 1000 draws after 1000 tuning steps, nutpie
+#: (merged in :func:`pbassess.inference.merge_sample_kwargs`).
 DEFAULT_SAMPLE_KWARGS: dict[str, Any] = {
-    "draws": 1000, "tune": 1000, "chains": 4, "progressbar": False, "nuts_sampler": "nutpie",
+    "draws": 1000, "tune": 1000, "chains": 4, "nuts_sampler": "nutpie",
     "compute_convergence_checks": False,
 }
 
@@ -288,27 +288,14 @@ def sample_confusion_model(
     Examples
     --------
     >>> m = confusion_model([[8, 2], [1, 9]], np.ones((2, 2)))
-    >>> idata = sample_confusion_model(m, seed=1, sample_kwargs={"draws": 50, "tune": 50, "chains": 1})
+    >>> from unittest import mock
+    >>> from pbassess.inference import mock_pymc_sample
+    >>> with mock.patch("pymc.sample", mock_pymc_sample):  # plumbing only: no real NUTS in a doctest
+    ...     idata = sample_confusion_model(m, seed=1, sample_kwargs={"draws": 50, "tune": 50, "chains": 1})
     >>> idata["posterior"]["expected_cost"].shape
     (1, 50, 2)
     """
-    import pymc as pm
+    from pbassess.inference import sample_model
 
-    if sample_kwargs is not None and not isinstance(sample_kwargs, Mapping):
-        raise ConfigError(f"sample_kwargs must be a dict of pm.sample options, got {type(sample_kwargs).__name__}")
-    kwargs: dict[str, Any] = {**DEFAULT_SAMPLE_KWARGS, "random_seed": seed, **dict(sample_kwargs or {})}
-    if kwargs.get("nuts_sampler") == "nutpie" and importlib.util.find_spec("nutpie") is None:
-        kwargs["nuts_sampler"] = "pymc"  # pragma: no cover - nutpie is installed with pbassess
-    if kwargs.get("return_inferencedata") is False:
-        raise ConfigError("sample_kwargs: return_inferencedata=False is not supported (pbassess needs the DataTree)")
-    for key in ("draws", "tune", "chains"):
-        value = kwargs.get(key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer))
-                                  or value < (0 if key == "tune" else 1)):
-            kind = "non-negative" if key == "tune" else "positive"
-            raise ConfigError(f"sample_kwargs: {key} must be a {kind} integer, got {value!r}")
-    kwargs["var_names"] = list(var_names) if var_names is not None else ["expected_cost", "category_prob"]
-    try:
-        return pm.sample(model=model, **kwargs)
-    except TypeError as exc:
-        raise ConfigError(f"sample_kwargs rejected by pm.sample: {exc}") from None
+    names = list(var_names) if var_names is not None else ["expected_cost", "category_prob"]
+    return sample_model(model, seed=seed, sample_kwargs=sample_kwargs, log_likelihood=False, var_names=names)

@@ -24,12 +24,20 @@ import numpy as np
 
 from pbassess.data.cifar100 import CIFAR100_CLASSES, CIFAR100_PEOPLE, CIFAR100_SUPERCLASSES
 from pbassess.errors import ConfigError
+from pbassess.stats.cost_file import read_cost_matrix_file
 from pbassess.stats.sampling import as_generator, dirichlet_draws
 
 __all__ = [
-    "cost_groups", "dirichlet_prior", "expected_cost_draws", "expected_cost_posterior_draws", "mean_probs_by_predicted",
-    "people_cost_matrix", "superclass_cost_matrix", "validate_cost_matrix", "zero_one_cost",
+    "COST_MATRIX_NAMES", "cost_groups", "cost_matrix_name", "dirichlet_prior", "expected_cost_draws",
+    "expected_cost_posterior_draws", "mean_probs_by_predicted", "people_cost_matrix", "read_cost_matrix_file",
+    "resolve_cost_matrix", "superclass_cost_matrix", "validate_cost_matrix", "zero_one_cost",
 ]
+
+#: Names accepted wherever a cost matrix is asked for (``cost_matrix=`` / ``--cost-matrix``).
+COST_MATRIX_NAMES: tuple[str, ...] = ("zero-one", "people", "superclass")
+
+#: Spellings of the 0-1 cost accepted besides ``"zero-one"``.
+_ZERO_ONE_ALIASES = ("zero-one", "0-1", "zero_one", "zeroone")
 
 #: Floor of an informed prior's mean probability, as a share of 1/K: keeps every alpha positive
 #: when a model gives a class exactly zero probability.
@@ -346,3 +354,93 @@ def expected_cost_posterior_draws(posterior_alpha: Any, cost_matrix: Any, n_draw
             stop = min(start + chunk, out.shape[0])
             out[start:stop, rows] = expected_cost_draws(dirichlet_draws(a, stop - start, rng), c)
     return out
+
+
+# ---------------------------------------------------------------------------- one resolver
+def cost_matrix_name(spec: Any) -> str:
+    """How a cost-matrix spec is recorded: its name, the resolved file path, or ``"user"`` for an array.
+
+    Examples
+    --------
+    >>> cost_matrix_name(None), cost_matrix_name("0-1"), cost_matrix_name("people"), cost_matrix_name([[0]])
+    ('zero-one', 'zero-one', 'people', 'user')
+    """
+    import os
+    from pathlib import Path
+
+    if spec is None:
+        return "zero-one"
+    if isinstance(spec, str) and spec.strip().lower() in _ZERO_ONE_ALIASES:
+        return "zero-one"
+    if isinstance(spec, str) and spec.strip() in COST_MATRIX_NAMES:
+        return spec.strip()
+    if isinstance(spec, (str, os.PathLike)):
+        return str(Path(os.fspath(spec)).resolve())
+    return "user"
+
+
+def resolve_cost_matrix(spec: Any, classes: Sequence[str]) -> np.ndarray:
+    """The one way pbassess turns a ``cost_matrix=`` / ``--cost-matrix`` value into a (K, K) array.
+
+    ``cost[k, j]`` is the cost of predicting class k when the truth is j (rows predicted,
+    columns true).
+
+    Parameters
+    ----------
+    spec : None, str, path or array_like
+        ``None`` or ``"zero-one"`` (also ``"0-1"``): every mistake costs 1;
+        ``"people"`` / ``"superclass"``: the paper's CIFAR-100 matrices
+        (:func:`people_cost_matrix`, :func:`superclass_cost_matrix`; the classes must be CIFAR-100
+        names); a (K, K) array; or a file: ``.csv`` / text (K rows of K numbers, optionally with a
+        header row and a first column of class names, which are then put in the order of
+        ``classes``; see :func:`read_cost_matrix_file`), ``.npy`` or ``.json`` (a list of rows, or
+        ``{"cost": rows}``).
+    classes : sequence of str
+        The K class names of the prediction set, in order.
+
+    Returns
+    -------
+    ndarray, shape (K, K)
+        Finite, non-negative costs.
+
+    Raises
+    ------
+    ConfigError
+        One line naming the problem: unknown name, missing or unreadable file, wrong shape, a
+        non-numeric, NaN, infinite or negative entry (with its row and column).
+
+    Examples
+    --------
+    >>> resolve_cost_matrix("zero-one", ["a", "b"]).tolist()
+    [[0.0, 1.0], [1.0, 0.0]]
+    >>> resolve_cost_matrix([[0, 2], [1, 0]], ["a", "b"]).tolist()
+    [[0.0, 2.0], [1.0, 0.0]]
+    >>> resolve_cost_matrix("cheap", ["a", "b"])
+    Traceback (most recent call last):
+    ...
+    pbassess.errors.ConfigError: cost matrix 'cheap' is neither a known name (zero-one, people, superclass) nor an existing file
+    """
+    import os
+    from pathlib import Path
+
+    names = [str(c) for c in classes]
+    k = len(names)
+    if spec is None:
+        return zero_one_cost(k)
+    if isinstance(spec, (str, os.PathLike)):
+        text = os.fspath(spec)
+        key = text.strip() if isinstance(text, str) else text
+        if isinstance(key, str) and key.lower() in _ZERO_ONE_ALIASES:
+            return zero_one_cost(k)
+        if key == "people":
+            return people_cost_matrix(names)
+        if key == "superclass":
+            return superclass_cost_matrix(names)
+        path = Path(text)
+        if not path.is_file():
+            raise ConfigError(f"cost matrix {text!r} is neither a known name ({', '.join(COST_MATRIX_NAMES)}) "
+                              "nor an existing file")
+        return read_cost_matrix_file(path, names)
+    if isinstance(spec, bytes):
+        raise ConfigError("the cost matrix must be a name, a file path or a (K, K) array, not bytes")
+    return validate_cost_matrix(spec, k)

@@ -1,0 +1,154 @@
+"""Simulation study: can the ECE posterior say "calibrated"? And the plug-in ECE's error (Fig. 3).
+
+Part 1, the decision ``P(ECE < 0.02) > 0.9`` of the shrinkage calibration model
+(:mod:`pbassess.calibration.shrinkage`, numerical-integration engine, 10 equal-width bins):
+for synthetic classifiers with known calibration (:mod:`pbassess.calibration.simulate`; pools
+of 20,000 items) and for the CIFAR-100 ResNet-110 (its 10,000 labeled items as the pool, true
+ECE 0.0987), label ``n`` random items (100 to 10,000), fit, decide, repeat. Prints per model and
+``n``: the true ECE, the share of repetitions called "calibrated" (the rule with at least 1,000
+labels, :func:`pbassess.calibration.posterior.calibration_decision`), the share with
+``P(ECE < 0.02) > 0.9`` whatever the number of labels, the mean ``P(ECE < 0.02)`` and posterior
+mean ECE, and the share of *right* calls ("calibrated" is right iff the true ECE is below 0.02;
+"too few labels" counts as not calibrated). For contrast it also prints the share called calibrated by the independent
+Beta posterior (pseudocount 2) under the same rule.
+
+Part 2 (``--fig3``), Fig. 3 of Ji, Smyth and Steyvers (2020): mean absolute error of the
+frequentist ECE and of the plug-in Bayesian ECE (posterior-mean bin accuracies) against the
+ECE of the full labeled set, at 100 and 500 labels on CIFAR-100 and SVHN (400 repetitions).
+
+Usage::
+
+    python benchmarks/calibration_decision.py [--reps 20] [--sizes 100,500,2000,10000] [--fig3]
+
+Wall time under contention (2 shared cores, other jobs running): about 2 s per fit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from pbassess.calibration.posterior import (  # noqa: E402
+    beta_metric_draws,
+    calibration_decision,
+    compare_ece_estimators,
+    pool_bins,
+)
+from pbassess.calibration.simulate import synthetic_pool  # noqa: E402
+
+DECIDE_EPS = 0.02
+LEVEL = 0.9
+
+
+def _models(seed: int):
+    models = [
+        ("calibrated", synthetic_pool(20_000, "calibrated", seed=seed)),
+        ("shifted-0.03", synthetic_pool(20_000, "shifted", 0.03, seed=seed)),
+        ("shifted-0.05", synthetic_pool(20_000, "shifted", 0.05, seed=seed)),
+        ("overconfident-T1.5", synthetic_pool(20_000, "overconfident", 0.5, seed=seed)),
+    ]
+    cifar = _cifar()
+    if cifar is not None:
+        models.append(("cifar100-resnet110", cifar))
+    return models
+
+
+class _LabeledPool:
+    """A fully labeled real data set used as a pool whose labels are revealed on demand."""
+
+    def __init__(self, confidence, correct):
+        self.confidence = confidence
+        self.correct = correct
+
+    def true_ece(self) -> float:
+        b = pool_bins(self.confidence, self.correct, np.ones(self.confidence.size, bool))
+        occ = b["n"] > 0
+        return float(np.sum(b["bin_weight"][occ] * np.abs(b["correct"][occ] - b["score_sum"][occ]) / b["n"][occ]))
+
+    def draw_labels(self, n, seed):
+        rng = np.random.default_rng(seed)
+        idx = rng.choice(self.confidence.size, size=n, replace=False)
+        return idx, self.correct[idx]
+
+
+def _cifar():
+    if not os.environ.get("PBASSESS_DATA_DIR") and not (Path(__file__).resolve().parents[2] / "shared" / "data").is_dir():
+        return None
+    os.environ.setdefault("PBASSESS_DATA_DIR", str(Path(__file__).resolve().parents[2] / "shared" / "data"))
+    import pbassess
+
+    p = pbassess.load_data("cifar100-resnet110")
+    return _LabeledPool(p.confidence, p.correct)
+
+
+def decision_table(sizes, reps: int, seed: int = 0) -> list[dict]:
+    rows = []
+    for name, pool in _models(seed):
+        truth = pool.true_ece()
+        for n in sizes:
+            called, raw, p02, means, beta_called = [], [], [], [], []
+            for r in range(reps):
+                idx, correct = pool.draw_labels(n, seed=1000 * r + n)
+                labeled = np.zeros(pool.confidence.size, bool)
+                labeled[idx] = True
+                y = np.zeros(pool.confidence.size, bool)
+                y[idx] = correct
+                bins = pool_bins(pool.confidence, y, labeled)
+                out = calibration_decision(bins, draws=2000, seed=r, decide_eps=DECIDE_EPS, level=LEVEL)
+                called.append(out["calibrated"])
+                raw.append(out["p_below"][DECIDE_EPS] > LEVEL)
+                p02.append(out["p_below"][DECIDE_EPS])
+                means.append(out["ece_mean"])
+                beta = beta_metric_draws(bins, draws=2000, seed=r)
+                beta_called.append(np.mean(beta["ece"] < DECIDE_EPS) > LEVEL)
+            right = np.mean(np.asarray(called) == (truth < DECIDE_EPS))
+            rows.append({"model": name, "true_ece": truth, "n": n, "called": np.mean(called), "raw": np.mean(raw),
+                         "p02": np.mean(p02), "ece_mean": np.mean(means), "right": right,
+                         "beta_called": np.mean(beta_called)})
+            r_ = rows[-1]
+            print(f"{name:20s} {truth:8.4f} {n:6d} {r_['called']:8.2f} {r_['raw']:8.2f} {r_['p02']:8.3f} "
+                  f"{r_['ece_mean']:9.4f} {r_['right']:7.2f} {r_['beta_called']:10.2f}", flush=True)
+    return rows
+
+
+def fig3(reps: int = 100, seed: int = 0) -> None:
+    import pbassess
+
+    print("\nFig. 3 (Ji et al. 2020): mean |estimate - full-set ECE| over", reps, "random labeled sets")
+    print(f"{'data':20s} {'labels':>6s} {'truth':>8s} {'frequentist':>12s} {'plug-in':>9s}")
+    for name in ("cifar100-resnet110", "svhn-resnet"):
+        p = pbassess.load_data(name)
+        for n in (100, 500):
+            out = compare_ece_estimators(p.confidence, p.correct, n, reps=reps, seed=seed)
+            print(f"{name:20s} {n:6d} {out['truth']:8.4f} {out['error_frequentist'].mean():12.4f} "
+                  f"{out['error_plugin'].mean():9.4f}", flush=True)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--reps", type=int, default=20)
+    parser.add_argument("--sizes", default="100,200,500,1000,2000,5000,10000")
+    parser.add_argument("--fig3", action="store_true", help="also print the Fig. 3 comparison")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    sizes = [int(v) for v in args.sizes.split(",")]
+    start = time.perf_counter()
+    print(f"decision: P(ECE < {DECIDE_EPS}) > {LEVEL}, shrinkage model, 10 equal-width bins, {args.reps} repetitions")
+    print(f"{'model':20s} {'true ECE':>8s} {'labels':>6s} {'called':>8s} {'P>0.9':>8s} {'P<0.02':>8s} "
+          f"{'post ECE':>9s} {'right':>7s} {'beta called':>10s}")
+    decision_table(sizes, args.reps, args.seed)
+    if args.fig3:
+        fig3(reps=400, seed=args.seed)
+    print(f"\nwall time {time.perf_counter() - start:.0f} s (shared 2-core machine, under contention)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,103 @@
+"""Fairness data sets: every classifier's group comparison and one table of them all."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from pbassess.errors import DataError
+from pbassess.results.compare import ComparisonResult
+from pbassess.stats import as_generator
+
+__all__ = ["fairness_comparisons", "fairness_table", "score_columns"]
+
+
+def score_columns(data: Any) -> list[str]:
+    """The ``score_*`` classifier columns of a registered binary-score set or CSV file.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "s.csv"
+    >>> _ = f.write_text(",sex,y,score_LR,score_NB\\n0,F,1,0.9,0.8\\n")
+    >>> score_columns(f)
+    ['score_LR', 'score_NB']
+    """
+    import os
+    from pathlib import Path
+
+    import pandas as pd
+
+    from pbassess.data.registry import _cards, resolve_path
+
+    name = os.fspath(data)
+    path = resolve_path(name) if name in _cards() else Path(name)
+    if not path.exists():
+        raise DataError(f"{name!r} is neither a file nor a registered data set")
+    try:
+        cols = pd.read_csv(path, nrows=0).columns
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise DataError(f"{path}: cannot read the CSV header ({exc})") from None
+    return [str(c) for c in cols if str(c).startswith("score_")]
+
+
+def fairness_comparisons(
+    data: Any,
+    by: str,
+    *,
+    models: Sequence[str] | None = None,
+    metric: str = "accuracy",
+    rope: float = 0.02,
+    groups: Sequence[str] | None = None,
+    seed: Any = 0,
+    **options: Any,
+) -> dict[str, ComparisonResult]:
+    """Group comparison of every classifier of a fairness data set (one result per classifier).
+
+    Examples
+    --------
+    >>> # res = fairness_comparisons("adult-sex", "sex"); fairness_table(res)
+    """
+    from pbassess.assess.compare import compare_groups
+    from pbassess.data.registry import load_data
+
+    rng = as_generator(seed)
+    cols = list(models) if models is not None else score_columns(data)
+    out = {}
+    for col in cols:
+        col = col if col.startswith("score_") else f"score_{col}"
+        pred = load_data(data, model=col)
+        out[col[6:]] = compare_groups(pred, by, metric=metric, rope=rope, groups=groups, seed=rng, **options)
+    return out
+
+
+def fairness_table(comparisons: Mapping[str, ComparisonResult]):
+    """One row per classifier and pair of groups: metric per group with HDI, the difference
+    with HDI, P(d > 0), the ROPE probabilities and the plain labeled rates (direct counts).
+
+    Examples
+    --------
+    >>> # fairness_table(fairness_comparisons("adult-sex", "sex"))
+    """
+    import pandas as pd
+
+    rows = []
+    for clf, res in comparisons.items():
+        g = res.group_summary().set_index("group")
+        for pair in res.pairs_summary().itertuples():
+            a, b = g.loc[pair.a], g.loc[pair.b]
+            rows.append({
+                "classifier": clf, "metric": res.compared_metric, "a": pair.a, "b": pair.b,
+                "mean_a": a["mean"], "hdi_a": (a["hdi_low"], a["hdi_high"]), "n_a": int(a["n"]),
+                "mean_b": b["mean"], "hdi_b": (b["hdi_low"], b["hdi_high"]), "n_b": int(b["n"]),
+                "raw_a": a["successes"] / a["n"] if a["n"] else np.nan,
+                "raw_b": b["successes"] / b["n"] if b["n"] else np.nan,
+                "diff_mean": pair.diff_mean, "diff_hdi": (pair.hdi_low, pair.hdi_high),
+                "p_greater": pair.p_greater, "rope": res.rope, "p_below": pair.p_below,
+                "p_inside": pair.p_inside, "p_above": pair.p_above,
+            })
+    return pd.DataFrame(rows)
+
+

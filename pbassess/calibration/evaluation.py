@@ -1,0 +1,171 @@
+"""Fit a recalibration map on a labeled split, measure ECE, NLL and Brier before and after on the rest.
+
+:func:`recalibrate` splits the labeled items at random (``fit_fraction`` to fit, the rest to
+evaluate), fits one of :data:`~pbassess.calibration.recalibration.METHODS` and reports, on the
+held-out items, the frequentist ECE (10 equal-width bins, ``"left"`` convention), mean NLL and
+Brier score before and after, with posteriors:
+
+- ECE: independent Beta posteriors of the bin accuracies (pseudocount 2, centred on the
+  diagonal; every held-out item is labeled, so bin weights and scores are the held-out ones);
+- NLL and Brier: the Bayesian bootstrap (:func:`pbassess.metrics.bayesian_bootstrap`) of the
+  per-item values, and of their paired differences after - before, giving
+  ``P(after < before)``.
+
+Scoring: with full probability vectors NLL is ``-log p_y`` and Brier ``sum_j (p_j - 1[y = j])^2``
+of the whole vector (top-1 maps are put back into the vector by
+:func:`~pbassess.calibration.recalibration.apply_top1`); in top-1 form both score the
+confidence as a probability of being correct (``-log q`` or ``-log(1 - q)``, ``(q - correct)^2``).
+Probabilities are clipped at 1e-12 inside the logarithm.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from pbassess.calibration.metrics import expected_calibration_error
+from pbassess.calibration.posterior import beta_metric_draws, pool_bins
+from pbassess.calibration.recalibration import apply_top1, fit_recalibrator
+from pbassess.constants import CI_PROB
+from pbassess.errors import ConfigError, DataError
+from pbassess.stats import as_generator, hdi_from_draws
+
+__all__ = ["recalibrate", "split_labeled", "top_label_scores"]
+
+_CLIP = 1e-12
+
+
+def split_labeled(n_labeled_idx: np.ndarray, fit_fraction: float, seed: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    """Random split of labeled item indices into (fit, evaluate), each with at least two items.
+
+    Examples
+    --------
+    >>> fit, ev = split_labeled(np.arange(10), 0.3, seed=0)
+    >>> len(fit), len(ev), sorted(np.concatenate([fit, ev]).tolist()) == list(range(10))
+    (3, 7, True)
+    """
+    if not 0 < fit_fraction < 1:
+        raise ConfigError(f"--fit-fraction must lie strictly between 0 and 1, got {fit_fraction!r}")
+    idx = np.asarray(n_labeled_idx)
+    n_fit = int(round(fit_fraction * idx.size))
+    if n_fit < 2 or idx.size - n_fit < 2:
+        raise DataError(f"{idx.size} labeled items cannot be split into fitting and evaluation sets of at least 2 "
+                        f"(fit fraction {fit_fraction})")
+    perm = as_generator(seed).permutation(idx)
+    return np.sort(perm[:n_fit]), np.sort(perm[n_fit:])
+
+
+def top_label_scores(q: np.ndarray, correct: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-item NLL and Brier score of a confidence ``q`` as the probability of being correct."""
+    y = correct.astype(float)
+    qc = np.clip(q, _CLIP, 1 - _CLIP)
+    return -(y * np.log(qc) + (1 - y) * np.log1p(-qc)), (q - y) ** 2
+
+
+def _multiclass_scores(p: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    rows = np.arange(labels.size)
+    onehot = np.zeros_like(p)
+    onehot[rows, labels] = 1.0
+    return -np.log(np.clip(p[rows, labels], _CLIP, 1.0)), np.sum((p - onehot) ** 2, axis=1)
+
+
+def _summary(draws: np.ndarray, ci_prob: float) -> dict[str, Any]:
+    lo, hi = hdi_from_draws(draws, ci_prob)
+    return {"mean": float(np.mean(draws)), "hdi": [float(lo), float(hi)]}
+
+
+def _side(confidence, correct, nll, brier, bins, draws, ci_prob, rng) -> tuple[dict, dict, dict]:
+    from pbassess.metrics import bayesian_bootstrap
+
+    b = pool_bins(confidence, correct, np.ones(confidence.size, bool), bins)
+    ece_draws = beta_metric_draws(b, draws=draws, seed=rng)["ece"]
+    point = {"ece": expected_calibration_error(confidence, correct, bins), "nll": float(nll.mean()),
+             "brier": float(brier.mean())}
+    post = {"ece": _summary(ece_draws, ci_prob),
+            "nll": _summary(bayesian_bootstrap(nll, n_draws=draws, seed=rng), ci_prob),
+            "brier": _summary(bayesian_bootstrap(brier, n_draws=draws, seed=rng), ci_prob)}
+    return point, post, {"ece": ece_draws}
+
+
+def recalibrate(preds: Any, method: str, *, fit_fraction: float = 0.5, seed: Any = None, bins: int = 10,
+                draws: int = 2000, ci_prob: float = CI_PROB) -> dict[str, Any]:
+    """Fit ``method`` on a random share of the labeled items and evaluate it on the others.
+
+    Parameters
+    ----------
+    preds : Predictions (or anything :func:`pbassess.data.as_predictions` accepts)
+    method : {"temperature", "platt", "histogram", "isotonic", "beta"}
+    fit_fraction : float
+        Share of the labeled items used for fitting.
+    seed : int or numpy.random.Generator, optional
+        Seeds the split and the posterior draws.
+    bins : int
+        Equal-width bins of the ECE (and of histogram binning).
+    draws : int
+        Posterior draws.
+    ci_prob : float
+
+    Returns
+    -------
+    dict
+        ``method``, ``params``, ``before`` and ``after`` (``ece``, ``nll``, ``brier``),
+        ``posterior`` (``before``/``after``: ``{"mean", "hdi"}`` per quantity), ``p_improved``
+        (``P(after < before)`` for ``ece``, ``nll``, ``brier``), ``n_fit``, ``n_eval``, ``scoring``.
+
+    Examples
+    --------
+    >>> from pbassess import Predictions
+    >>> rng = np.random.default_rng(0)
+    >>> conf = rng.uniform(0.5, 1.0, 600)
+    >>> truth = np.where(rng.uniform(size=600) < conf - 0.2, "a", "b")
+    >>> p = Predictions.from_top1(["a"] * 600, conf, truth, classes=["a", "b"])
+    >>> out = recalibrate(p, "platt", seed=1, draws=500)
+    >>> out["n_fit"], out["after"]["ece"] < out["before"]["ece"], out["p_improved"]["nll"] > 0.95
+    (300, True, True)
+    """
+    from pbassess.data import as_predictions
+
+    p = as_predictions(preds)
+    p.require_labels("recalibration")
+    if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
+        raise ConfigError(f"bins must be a positive whole number, got {bins!r}")
+    if not 0 < ci_prob < 1:
+        raise ConfigError(f"ci_prob must lie strictly between 0 and 1, got {ci_prob!r}")
+    rng = as_generator(seed)
+    fit_idx, eval_idx = split_labeled(np.flatnonzero(p.labeled), fit_fraction, rng)
+    correct = p.correct.astype(bool)
+    probs = p.probs
+    if method == "temperature" or probs is None:
+        if method == "temperature" and probs is None:
+            raise ConfigError("temperature scaling needs full probability vectors (this data has only top-1 scores)")
+    rec = fit_recalibrator(method, scores=p.confidence[fit_idx], outcomes=correct[fit_idx],
+                           probs=None if probs is None else probs[fit_idx], labels=p.labels[fit_idx], bins=bins)
+    conf_before = p.confidence[eval_idx]
+    y_eval = correct[eval_idx]
+    rows = np.arange(eval_idx.size)
+    if probs is not None:
+        before_p = probs[eval_idx]
+        after_p = rec.apply(before_p) if method == "temperature" else apply_top1(rec, before_p)
+        pred = p.predicted[eval_idx]
+        conf_after = after_p[rows, pred]
+        nll_b, brier_b = _multiclass_scores(before_p, p.labels[eval_idx])
+        nll_a, brier_a = _multiclass_scores(after_p, p.labels[eval_idx])
+        scoring = "multiclass"
+    else:
+        conf_after = np.clip(rec.apply(conf_before), 0.0, 1.0)
+        nll_b, brier_b = top_label_scores(conf_before, y_eval)
+        nll_a, brier_a = top_label_scores(conf_after, y_eval)
+        scoring = "top-label"
+    before, post_b, raw_b = _side(conf_before, y_eval, nll_b, brier_b, bins, draws, ci_prob, rng)
+    after, post_a, raw_a = _side(conf_after, y_eval, nll_a, brier_a, bins, draws, ci_prob, rng)
+    from pbassess.metrics import bayesian_bootstrap
+
+    p_improved = {
+        "ece": float(np.mean(raw_a["ece"] < raw_b["ece"])),
+        "nll": float(np.mean(bayesian_bootstrap(nll_a - nll_b, n_draws=draws, seed=rng) < 0)),
+        "brier": float(np.mean(bayesian_bootstrap(brier_a - brier_b, n_draws=draws, seed=rng) < 0)),
+    }
+    return {"method": method, "params": rec.params, "before": before, "after": after,
+            "posterior": {"before": post_b, "after": post_a}, "p_improved": p_improved,
+            "n_fit": int(fit_idx.size), "n_eval": int(eval_idx.size), "scoring": scoring, "ci_prob": float(ci_prob)}

@@ -1,0 +1,153 @@
+"""The calibration metrics ``pbassess assess --metric calibration --json`` adds beside the ECE.
+
+:func:`calibration_json_extras` reads a :class:`~pbassess.results.calibration.CalibrationResult`
+(its bin counts and posterior draws of the bin accuracies) and returns:
+
+- ``mce``, ``ace``, ``rmsce``: ``{"frequentist", "mean", "hdi"}``. Frequentist values use the
+  labeled items in the result's bins (MCE over bins with labeled items; ACE the unweighted mean
+  of the gaps over them, Nixon et al.'s ACE when the result was binned with
+  ``binning="quantile"``); posteriors apply the same formula to each draw of the bin accuracies
+  with the pool's mean scores (MCE and ACE over the bins holding pool items, RMSCE with the
+  pool's bin shares).
+- ``debiased_ece``: ``{"frequentist", "l2"}``, Kumar et al.'s L1 and L2 debiased estimates
+  from the labeled bin counts (no posterior: they are bias corrections of the plug-in value).
+- ``smooth_ece`` (``{"frequentist", "sigma"}``), ``top_label_ece`` (Gupta and Ramdas) and, with
+  full probability vectors, ``classwise_ece_one_vs_rest`` (Kull et al.) and
+  ``marginal_calibration_error`` (Kumar et al., L2), each ``{"frequentist": ...}`` over the labeled
+  items in the result's bins, when the result carries them (``result.labeled_items``, set by
+  :func:`~pbassess.assess.calibration.assess_calibration` for in-memory data), else ``null``.
+- ``plugin_ece``: ``{"value", "frequentist"}``, the ECE of the posterior-mean bin accuracies
+  (Ji et al. 2020) beside the frequentist ECE it improves on.
+- ``shrinkage_ece``: ``{"mean", "hdi"}`` of the shrinkage calibration model
+  (:mod:`pbassess.calibration.shrinkage`), and ``p_below``: ``{"0.01": p, "0.02": p, "0.05": p}``,
+  ``P(ECE < eps)`` under it; ``calibrated``: whether ``P(ECE < 0.02) > 0.9`` with at least
+  1,000 labeled items (:func:`pbassess.calibration.posterior.calibration_decision`). ``p_below_beta``
+  gives the same probabilities under the independent Beta posterior of the result's ``ece``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from pbassess.calibration.metrics import _folded_normal_mean
+from pbassess.calibration.posterior import DEFAULT_EPS, MIN_LABELS
+from pbassess.calibration.shrinkage import shrinkage_posterior
+from pbassess.stats import hdi_from_draws
+from pbassess.stats.calibration import (
+    ace_from_draws,
+    mce_from_draws,
+    plugin_ece,
+    prob_below,
+    rmsce_from_draws,
+)
+
+__all__ = ["calibration_json_extras", "frequentist_from_counts", "item_level_json"]
+
+
+def _num(value: Any) -> float | None:
+    v = float(value)
+    return None if not np.isfinite(v) else v
+
+
+def frequentist_from_counts(n: Any, correct: Any, score_sum: Any) -> dict[str, float]:
+    """MCE, ACE (over the bins), RMSCE and the L1/L2 debiased ECE from labeled bin counts.
+
+    Examples
+    --------
+    >>> out = frequentist_from_counts([4, 4], [2, 3], [2.0, 3.6])
+    >>> round(out["mce"], 3), round(out["ace"], 3), round(out["rmsce"], 3)
+    (0.15, 0.075, 0.106)
+    """
+    n = np.asarray(n, dtype=float)
+    k = np.asarray(correct, dtype=float)
+    ssum = np.asarray(score_sum, dtype=float)
+    occ = n > 0
+    if not occ.any():
+        return {key: float("nan") for key in ("mce", "ace", "rmsce", "debiased_l1", "debiased_l2")}
+    w = n[occ] / n[occ].sum()
+    acc = k[occ] / n[occ]
+    signed = acc - ssum[occ] / n[occ]
+    gap = np.abs(signed)
+    two = n[occ] >= 2
+    l2 = np.sum((w * (signed**2 - acc * (1 - acc) / np.where(two, n[occ] - 1, 1)))[two])
+    l1 = 2 * np.sum(w * gap) - np.sum(w * _folded_normal_mean(signed, np.sqrt(acc * (1 - acc) / n[occ])))
+    return {"mce": float(gap.max()), "ace": float(gap.mean()), "rmsce": float(np.sqrt(np.sum(w * gap**2))),
+            "debiased_l1": float(l1), "debiased_l2": float(np.sqrt(max(l2, 0.0)))}
+
+
+def _posterior_entry(freq: float, draws: np.ndarray, ci_prob: float) -> dict[str, Any]:
+    lo, hi = hdi_from_draws(draws, ci_prob)
+    return {"frequentist": _num(freq), "mean": float(np.mean(draws)), "hdi": [float(lo), float(hi)]}
+
+
+def calibration_json_extras(result: Any, *, eps: Any = DEFAULT_EPS, seed: Any = 0, draws: int = 4000) -> dict[str, Any]:
+    """Extra JSON keys of a calibration result (see the module docstring).
+
+    Examples
+    --------
+    >>> from pbassess import Predictions
+    >>> from pbassess.assess.calibration import assess_calibration
+    >>> p = Predictions.from_top1(["a", "b"] * 50, [0.95, 0.65] * 50, ["a", "a"] * 50)
+    >>> extras = calibration_json_extras(assess_calibration(p, bins=4, seed=0), draws=500)
+    >>> extras["mce"]["frequentist"], sorted(extras["p_below"])
+    (0.65, ['0.01', '0.02', '0.05'])
+    """
+    c = result.counts
+    n, k = c["n_labeled"].to_numpy(), c["correct"].to_numpy()
+    ssum = c["score_sum_labeled"].to_numpy()
+    w, s = c["bin_weight"].to_numpy(), c["bin_score"].to_numpy()
+    occupied = c["n_pool"].to_numpy() > 0
+    theta = result.draws("accuracy")
+    freq = frequentist_from_counts(n, k, ssum)
+    ci = result.ci_prob
+    out: dict[str, Any] = {
+        "mce": _posterior_entry(freq["mce"], mce_from_draws(theta, s, occupied), ci),
+        "ace": _posterior_entry(freq["ace"], ace_from_draws(theta, s, occupied), ci),
+        "rmsce": _posterior_entry(freq["rmsce"], rmsce_from_draws(theta, w, s), ci),
+        "debiased_ece": {"frequentist": _num(freq["debiased_l1"]), "l2": _num(freq["debiased_l2"])},
+        "plugin_ece": {"value": plugin_ece(n, k, c["prior_alpha"].to_numpy(), c["prior_beta"].to_numpy(), w, s),
+                       "frequentist": _num(result.frequentist_ece)},
+    }
+    out.update(item_level_json(result))
+    clipped = np.clip(s, 1e-6, 1 - 1e-6)
+    shrink = shrinkage_posterior(n, k, clipped, w / w.sum(), draws=draws, seed=seed)["ece"]
+    lo, hi = hdi_from_draws(shrink, ci)
+    p = prob_below(shrink, sorted({*np.atleast_1d(eps).tolist(), 0.02}))
+    out["shrinkage_ece"] = {"mean": float(shrink.mean()), "hdi": [float(lo), float(hi)]}
+    out["p_below"] = {f"{e:g}": v for e, v in p.items() if e in np.atleast_1d(eps)}
+    out["calibrated"] = bool(p[0.02] > 0.9 and n.sum() >= MIN_LABELS)
+    out["p_below_beta"] = {f"{e:g}": v for e, v in prob_below(result.draws("ece"), eps).items()}
+    return out
+
+
+def item_level_json(result: Any) -> dict[str, Any]:
+    """The JSON entries that need the labeled items (``result.labeled_items``; ``null`` without them).
+
+    Cheap to keep with a result (four numbers), so that a saved and reloaded result, which no
+    longer holds the items, gives the same JSON.
+    """
+    items = getattr(result, "labeled_items", None)
+    out: dict[str, Any] = {"smooth_ece": None, "top_label_ece": None, "classwise_ece_one_vs_rest": None,
+                           "marginal_calibration_error": None}
+    if items is None or len(items["confidence"]) == 0:
+        return out
+    from pbassess.calibration.metrics import (
+        classwise_ece,
+        marginal_calibration_error,
+        top_label_ece,
+    )
+    from pbassess.calibration.smooth import smooth_ece
+
+    edges = result.edges
+    value, sigma = smooth_ece(items["confidence"], items["correct"], return_sigma=True)
+    out["smooth_ece"] = {"frequentist": float(value), "sigma": float(sigma)}
+    n_classes = int(items["probs"].shape[1]) if items["probs"] is not None else int(items["predicted"].max()) + 1
+    out["top_label_ece"] = {"frequentist": top_label_ece(items["predicted"], items["confidence"], items["correct"],
+                                                         n_classes, edges)}
+    if items["probs"] is not None:
+        out["classwise_ece_one_vs_rest"] = {"frequentist": classwise_ece(items["probs"], items["labels"], edges)}
+        out["marginal_calibration_error"] = {
+            "frequentist": marginal_calibration_error(items["probs"], items["labels"], edges)}
+    return out

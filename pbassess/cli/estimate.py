@@ -1,0 +1,165 @@
+"""``pbassess estimate``: a metric per group from few labels and many predictions.
+
+::
+
+    pbassess estimate DATA [--by COLUMN] [--metric accuracy] [--method classical|wilson|ppi|bayes|all]
+        [--labels N] [--seed S] [--ci-prob P] [--bins NB] [--inference conjugate|mcmc]
+        [--models NAME] [--threshold T] [--json]
+
+DATA is a registered name or a prediction file. ``--labels N`` keeps the true labels of N
+items drawn at random (seeded by ``--seed``) and hides the rest, to see what N labels buy.
+``--json`` prints one object::
+
+    {"metric": ..., "groups": [...], "methods": {"<name>": {"mean": [...], "ci": [[lo, hi], ...]}},
+     "n_labeled": ..., "n_unlabeled": ..., ...}
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import numpy as np
+
+from pbassess.constants import CI_PROB, DEFAULT_BINS, UNLABELED
+from pbassess.errors import ConfigError
+
+__all__ = ["hide_labels", "register", "run"]
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``estimate`` subcommand."""
+    p = subparsers.add_parser(
+        "estimate", help="estimate a metric per group from few labels and many predictions",
+        description="Classical, prediction-powered (PPI++) and Bayesian (confidence-informed prior) estimates "
+                    "of a mean-of-items metric per group.",
+    )
+    p.add_argument("data", metavar="DATA", help="a registered name (pbassess data list) or a prediction file")
+    p.add_argument("--by", default=None, metavar="COLUMN", help="'predicted' or a group column (default: whole pool)")
+    p.add_argument("--metric", default="accuracy", help="accuracy, error, brier, nll or a registered per-item metric")
+    p.add_argument("--method", default="all", metavar="NAME[,NAME...]",
+                   help="classical, wilson, ppi, bayes or all (default)")
+    p.add_argument("--labels", type=int, default=None, metavar="N",
+                   help="keep the labels of N random items and hide the rest")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the label draw and the Monte Carlo")
+    p.add_argument("--ci-prob", type=float, default=CI_PROB, metavar="P", help="coverage / credible mass")
+    p.add_argument("--bins", type=int, default=DEFAULT_BINS, help="confidence bins per group of the Bayesian prior")
+    p.add_argument("--inference", "--engine", dest="inference", default="conjugate", choices=("conjugate", "mcmc"),
+                   help="Bayesian inference: empirical-Bayes fast path or NUTS")
+    p.add_argument("--models", default=None, metavar="NAME", help="classifier column of a binary-score CSV")
+    p.add_argument("--threshold", type=float, default=None, metavar="T", help="decision threshold of binary scores")
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    p.set_defaults(func=run)
+
+
+def hide_labels(preds, n_keep: int, seed: Any = None):
+    """A copy of ``preds`` keeping the labels of ``n_keep`` random labeled items only.
+
+    Examples
+    --------
+    >>> from pbassess import Predictions
+    >>> p = Predictions.from_top1(["a", "b", "a", "b"], [.9, .8, .7, .6], ["a", "a", "a", "b"])
+    >>> hide_labels(p, 2, seed=0).n_labeled
+    2
+    """
+    from pbassess.stats.sampling import as_generator
+
+    labeled = np.flatnonzero(preds.labeled)
+    if not 1 <= int(n_keep) <= labeled.size:
+        raise ConfigError(f"--labels must be between 1 and the {labeled.size} labeled items, got {n_keep}")
+    keep = as_generator(seed).choice(labeled, size=int(n_keep), replace=False)
+    labels = np.full(preds.n_items, UNLABELED, dtype=np.int64)
+    labels[keep] = preds.labels[keep]
+    names = np.array(preds.classes, dtype=object)
+    return preds.with_labels(np.where(labels >= 0, names[np.maximum(labels, 0)], None))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the estimate described by the parsed arguments."""
+    from pbassess.cli import emit_json
+    from pbassess.data.registry import load_data
+    from pbassess.estimation import estimate
+
+    options: dict[str, Any] = {}
+    if args.models is not None:
+        options["model"] = args.models
+    if args.threshold is not None:
+        options["threshold"] = args.threshold
+    preds = load_data(args.data, **options)
+    if args.labels is not None:
+        preds = hide_labels(preds, args.labels, seed=args.seed)
+    result = estimate(preds, by=args.by, metric=args.metric, methods=args.method, ci_prob=args.ci_prob,
+                      bins=args.bins, inference=args.inference, seed=args.seed)
+    if args.json:
+        emit_json(result.to_json())
+        return 0
+    print(result.sentence())
+    table = result.summary()
+    print(table.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    if result.prior:
+        pr = result.prior
+        print(f"confidence-to-accuracy prior: offset {pr['offset']:.3f}, slope {pr['slope']:.3f}, "
+              f"strength {pr['strength']:.1f} pseudo-labels")
+    return 0
+
+
+def run_simulation(args: argparse.Namespace) -> int:
+    """``pbassess simulate`` for ``--prior adaptive`` (TS with the adaptive informed prior) and for
+    ``--target estimation --strategy uncertainty`` (active estimation); called by the simulate
+    subcommand, whose other paths run the compiled engine.
+
+    ``--json`` prints, for the adaptive prior, the simulate object (``target``, ``top_m``,
+    ``log_every``, ``seconds``, ``compile_seconds``, ``strategies: {name: {labels_to_mrr, mrr,
+    success}}``) and, for estimation, ``{"target": "estimation", "truth", "ci_prob", "strategies":
+    {name: {"budget", "labels", "coverage", "width"}}}``.
+    """
+    import sys
+
+    from pbassess.cli import emit_json
+    from pbassess.data.registry import load_data
+
+    options: dict[str, Any] = {}
+    if getattr(args, "models", None) is not None:
+        options["model"] = args.models
+    if getattr(args, "threshold", None) is not None:
+        options["threshold"] = args.threshold
+    pred = load_data(args.data, **options)
+    names = [s.strip() for s in str(args.strategy).split(",") if s.strip()]
+    if args.target == "estimation":
+        from pbassess.estimation.active import simulate_estimation
+
+        budgets = [args.budget] if args.budget else [b for b in (100, 200, 500, 1000) if b <= pred.n_items]
+        ds = simulate_estimation(pred, budgets, strategies=names, runs=args.runs, seed=args.seed)
+        out = {name: {"budget": budgets, "labels": ds["labels"].sel(strategy=name).mean("run").values.tolist(),
+                      "coverage": ds["coverage"].sel(strategy=name).values.tolist(),
+                      "width": ds["width"].sel(strategy=name).values.tolist()} for name in names}
+        if args.json:
+            emit_json({"target": "estimation", "truth": ds.attrs["truth"], "ci_prob": ds.attrs["ci_prob"],
+                       "strategies": out})
+        else:
+            print(f"{pred.name}: accuracy {ds.attrs['truth']:.4f}; {args.runs} runs per budget")
+            for name, row in out.items():
+                for b, lab, cov, w in zip(row["budget"], row["labels"], row["coverage"], row["width"], strict=True):
+                    print(f"{name:<12s} budget {b:>5d}  labels {lab:7.1f}  coverage {cov:.3f}  width {w:.4f}")
+        return 0
+    from pbassess.active.adaptive import simulate_adaptive
+    from pbassess.active.evaluation import labels_to_mrr
+
+    bad = [n for n in names if n != "ts"]
+    if bad:
+        raise ConfigError(f"--prior adaptive is a prior for Thompson sampling; use --strategy ts (not {', '.join(bad)})")
+    sys.stderr.write(f"pbassess simulate: {pred.name}, {pred.n_items} items; TS with the adaptive prior...\n")
+    res = simulate_adaptive(pred, args.target, prior="adaptive", top_m=args.top_m, runs=args.runs,
+                            log_every=args.log_every, budget=args.budget, seed=args.seed)
+    labels = (np.arange(res.mrr.shape[1]) + 1) * args.log_every
+    frac = labels_to_mrr(res.mrr, labels, pred.n_items)
+    row = {"labels_to_mrr": frac, "mrr": res.mrr.mean(axis=0).round(6).tolist(),
+           "success": res.success.mean(axis=0).round(6).tolist()}
+    if args.json:
+        emit_json({"target": args.target, "top_m": int(args.top_m), "log_every": int(args.log_every), "prior": "adaptive",
+                   "seconds": res.seconds, "compile_seconds": 0.0, "strategies": {"ts": row}})
+    else:
+        shown = "never" if frac != frac else f"{frac:.1%}"
+        print(f"{pred.name}: {args.target}, top-{args.top_m}, TS with the adaptive prior, {args.runs} runs: "
+              f"labels to MRR 0.99 {shown} ({res.seconds:.1f} s)")
+    return 0

@@ -1,0 +1,245 @@
+"""Active estimation: label where the model is unsure, weight by the inverse labeling probability.
+
+Active statistical inference (Zrnic and Candes, 2024) for the mean of a per-item statistic Y
+with a model prediction f of it (for accuracy: Y = correct, f = the confidence c):
+
+* **Labeling rule.** Items are visited in a random order in ``batches``; before each batch the
+  remaining label budget is spread over the remaining items with probabilities
+  ``pi_i proportional to (1 - eta) u_i / mean(u) + eta``, ``u_i = sqrt(c_i (1 - c_i))`` - the
+  standard deviation of Y - f when the model is calibrated, which is the variance-optimal
+  rule of the paper - mixed with a uniform share ``eta`` so that no pi is tiny. Item i is
+  labeled when an independent uniform falls below pi_i (Poisson sampling). The pi of a batch
+  depend on the labels spent so far (adaptive), but each is fixed before its item's coin is
+  tossed, which is all the estimator needs.
+* **Estimator.** ``theta = mean_i [lam f_i + (Y_i - lam f_i) xi_i / pi_i]`` over the N items of a
+  region (xi_i = 1 when labeled): unbiased for every lam; lam is power-tuned to the value that
+  minimises the empirical variance of the terms (clipped to [0, 1]); the interval is
+  ``theta +- z sd(terms) / sqrt(N)`` (martingale CLT), which stays valid under the adaptive
+  rule. The same estimator with pi = n / N and lam = 0 is the classical mean of a uniform sample.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from pbassess.constants import CI_PROB
+from pbassess.errors import ConfigError, DataError
+from pbassess.stats.sampling import as_generator
+
+__all__ = ["active_sample", "inclusion_probabilities", "ipw_mean_interval", "simulate_estimation", "uncertainty_weights"]
+
+#: Default share of the uniform component of the labeling rule.
+DEFAULT_UNIFORM_SHARE = 0.2
+
+
+def uncertainty_weights(confidence: Any, uniform_share: float = DEFAULT_UNIFORM_SHARE) -> np.ndarray:
+    """Relative labeling weights ``(1 - eta) u / mean(u) + eta`` with ``u = sqrt(c (1 - c))`` (mean 1).
+
+    Examples
+    --------
+    >>> uncertainty_weights([0.5, 0.9, 1.0], uniform_share=0.0).round(3).tolist()
+    [1.875, 1.125, 0.0]
+    """
+    if not 0.0 <= float(uniform_share) <= 1.0:
+        raise ConfigError(f"uniform_share must lie in [0, 1], got {uniform_share}")
+    c = np.clip(np.asarray(confidence, dtype=float), 0.0, 1.0)
+    u = np.sqrt(c * (1.0 - c))
+    mean_u = u.mean()
+    if mean_u <= 0:
+        return np.ones_like(u)
+    return (1.0 - uniform_share) * u / mean_u + uniform_share
+
+
+def inclusion_probabilities(weights: Any, budget: float) -> np.ndarray:
+    """Probabilities ``pi_i = min(1, t w_i)`` with ``sum pi = budget`` (capped mass re-spread).
+
+    Examples
+    --------
+    >>> inclusion_probabilities([1, 1, 8], 2).round(3).tolist()
+    [0.5, 0.5, 1.0]
+    """
+    w = np.asarray(weights, dtype=float)
+    if (w < 0).any():
+        raise ConfigError("labeling weights must be non-negative")
+    budget = float(budget)
+    if budget >= np.count_nonzero(w > 0):
+        return (w > 0).astype(float)
+    pi = np.zeros_like(w)
+    free = w > 0
+    left = budget
+    for _ in range(w.size + 1):
+        scale = left / w[free].sum()
+        pi[free] = scale * w[free]
+        over = free & (pi >= 1.0)
+        if not over.any():
+            break
+        pi[over] = 1.0
+        free &= ~over
+        left = budget - np.count_nonzero(pi >= 1.0)
+    return np.clip(pi, 0.0, 1.0)
+
+
+def active_sample(confidence: Any, budget: int, *, uniform_share: float = DEFAULT_UNIFORM_SHARE,
+                  batches: int = 10, seed: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    """Choose items to label by the adaptive uncertainty rule (see the module docstring).
+
+    Returns
+    -------
+    (labeled, pi) : (ndarray of bool, ndarray of float), shape (N,)
+        Which items were labeled and the probability each had when its coin was tossed.
+
+    Examples
+    --------
+    >>> conf = np.linspace(0.5, 1.0, 1000)
+    >>> labeled, pi = active_sample(conf, 100, seed=0)
+    >>> bool(70 < labeled.sum() < 130), bool(pi[conf < 0.6].mean() > pi[conf > 0.95].mean())
+    (True, True)
+    """
+    rng = as_generator(seed)
+    conf = np.asarray(confidence, dtype=float)
+    n_items = conf.size
+    if not 1 <= int(budget) <= n_items:
+        raise ConfigError(f"the label budget must be between 1 and the pool size {n_items}, got {budget}")
+    if int(batches) < 1:
+        raise ConfigError(f"batches must be a positive integer, got {batches}")
+    w = uncertainty_weights(conf, uniform_share)
+    order = rng.permutation(n_items)
+    labeled = np.zeros(n_items, dtype=bool)
+    pi = np.zeros(n_items)
+    spent = 0
+    floor = 0.25 * float(budget) / n_items
+    pos = 0
+    for chunk in np.array_split(order, int(batches)):
+        rest = order[pos:]
+        pos += chunk.size
+        left = max(float(budget) - spent, 0.0)
+        probs = inclusion_probabilities(w[rest], left)[: chunk.size] if left > 0 else np.zeros(chunk.size)
+        # a floor keeps every weight 1 / pi bounded (and the estimator unbiased) even if a
+        # batch overspends; it costs at most a quarter of the budget in expectation
+        probs = np.maximum(probs, floor)
+        pi[chunk] = probs
+        hits = rng.random(chunk.size) < probs
+        labeled[chunk] = hits
+        spent += int(hits.sum())
+    return labeled, pi
+
+
+def ipw_mean_interval(y: Any, f: Any, pi: Any, labeled: Any, ci_prob: float = CI_PROB,
+                      lam: float | None = None) -> tuple[float, float, float, float]:
+    """Inverse-probability-weighted (active) estimate of a mean and its CLT interval.
+
+    Parameters
+    ----------
+    y : array_like, shape (N,)
+        Observed statistic (ignored where not labeled; NaN allowed there).
+    f : array_like, shape (N,)
+        The model's prediction of the statistic for every item.
+    pi : array_like, shape (N,)
+        Labeling probability of every item (positive).
+    labeled : array_like of bool, shape (N,)
+    ci_prob : float
+    lam : float, optional
+        Weight of the predictions; ``None`` tunes it.
+
+    Returns
+    -------
+    (mean, lower, upper, lam) : tuple of float
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(3)
+    >>> f = rng.uniform(0.5, 1, 5000); y = (rng.random(5000) < f).astype(float)
+    >>> pi = np.full(5000, 0.1); xi = rng.random(5000) < pi
+    >>> m, lo, hi, lam = ipw_mean_interval(y, f, pi, xi)
+    >>> bool(lo < y.mean() < hi), lam > 0.5
+    (True, True)
+    """
+    fv = np.asarray(f, dtype=float).ravel()
+    p = np.asarray(pi, dtype=float).ravel()
+    xi = np.asarray(labeled, dtype=bool).ravel()
+    yv = np.where(xi, np.asarray(y, dtype=float).ravel(), 0.0)
+    if not (fv.size == p.size == xi.size == yv.size):
+        raise DataError("y, f, pi and labeled must have one value per item")
+    if (p[xi] <= 0).any() or (p > 1).any():
+        raise DataError("labeling probabilities must lie in (0, 1] for labeled items")
+    if not 0 < ci_prob < 1:
+        raise ConfigError(f"the interval's coverage must be in (0, 1), got {ci_prob}")
+    n_items = fv.size
+    if n_items < 2 or xi.sum() < 2:
+        return float("nan"), float("nan"), float("nan"), float("nan")
+    ratio = np.where(xi, 1.0 / np.where(xi, p, 1.0), 0.0)
+    a = yv * ratio
+    b = fv * (1.0 - ratio)
+    if lam is None:
+        var_b = float(np.var(b))
+        lam = 0.0 if var_b <= 0 else float(np.clip(-np.mean((a - a.mean()) * (b - b.mean())) / var_b, 0.0, 1.0))
+    terms = a + float(lam) * b
+    mean = float(terms.mean())
+    half = float(stats.norm.ppf(0.5 + ci_prob / 2)) * float(terms.std()) / np.sqrt(n_items)
+    return mean, mean - half, mean + half, float(lam)
+
+
+def simulate_estimation(pred: Any, budgets: Any = (100, 200, 500, 1000), *,
+                        strategies: Any = ("random-item", "uncertainty"), runs: int = 100,
+                        ci_prob: float = CI_PROB, uniform_share: float = DEFAULT_UNIFORM_SHARE, seed: Any = 0):
+    """Replay estimation of the pool's accuracy on a fully labeled pool (target ``estimation``).
+
+    ``random-item``: n items drawn uniformly, classical Wald interval; ``uncertainty``: the
+    adaptive uncertainty rule with n labels in expectation and :func:`ipw_mean_interval`.
+    The truth is the pool's accuracy.
+
+    Returns
+    -------
+    xarray.Dataset
+        ``estimate``, ``lower``, ``upper``, ``labels`` (strategy, budget, run) and per
+        (strategy, budget) ``coverage`` and ``width``; attribute ``truth``.
+
+    Examples
+    --------
+    >>> from pbassess import Predictions
+    >>> rng = np.random.default_rng(0)
+    >>> conf = rng.uniform(0.5, 1, 2000)
+    >>> p = Predictions.from_top1(np.zeros(2000, int), conf, np.where(rng.random(2000) < conf, 0, 1),
+    ...                           classes=["a", "b"])
+    >>> ds = simulate_estimation(p, [100], runs=20, seed=1)
+    >>> dict(ds["estimate"].sizes), bool((ds["coverage"] > 0.7).all())
+    ({'strategy': 2, 'budget': 1, 'run': 20}, True)
+    """
+    import xarray as xr
+
+    from pbassess.estimation.frequentist import classical_interval
+
+    names = [s.strip() for s in strategies.split(",")] if isinstance(strategies, str) else list(strategies)
+    for s in names:
+        if s not in ("random-item", "uncertainty"):
+            raise ConfigError(f"strategy {s!r} does not estimate (target 'estimation' takes random-item, uncertainty)")
+    if pred.n_labeled != pred.n_items:
+        raise DataError(f"simulation needs the true label of every item; {pred.n_items - pred.n_labeled} are unlabeled")
+    sizes = [int(b) for b in np.atleast_1d(budgets)]
+    conf = np.asarray(pred.confidence, dtype=float)
+    y = pred.correct.astype(float)
+    out = np.full((4, len(names), len(sizes), int(runs)), np.nan)
+    root = np.random.SeedSequence(None if seed is None else int(seed) if not isinstance(seed, np.random.Generator)
+                                  else int(seed.integers(2**32)))
+    for bi, n in enumerate(sizes):
+        for r, child in enumerate(root.spawn(int(runs))):
+            rng = np.random.default_rng(child)
+            for si, s in enumerate(names):
+                if s == "random-item":
+                    idx = rng.choice(y.size, n, replace=False)
+                    out[:3, si, bi, r] = classical_interval(y[idx], ci_prob)
+                    out[3, si, bi, r] = n
+                else:
+                    chosen, pi = active_sample(conf, n, uniform_share=uniform_share, seed=rng)
+                    out[:3, si, bi, r] = ipw_mean_interval(y, conf, pi, chosen, ci_prob)[:3]
+                    out[3, si, bi, r] = chosen.sum()
+    dims = ("strategy", "budget", "run")
+    ds = xr.Dataset({k: (dims, out[i]) for i, k in enumerate(("estimate", "lower", "upper", "labels"))},
+                    coords={"strategy": names, "budget": sizes, "run": np.arange(int(runs))},
+                    attrs={"truth": float(y.mean()), "target": "estimation", "ci_prob": float(ci_prob)})
+    ds["coverage"] = ((ds["lower"] <= ds.attrs["truth"]) & (ds.attrs["truth"] <= ds["upper"])).mean("run")
+    ds["width"] = (ds["upper"] - ds["lower"]).mean("run")
+    return ds

@@ -1,0 +1,235 @@
+"""``estimate``: a metric per region from few labels and many predictions, by several methods.
+
+=============  ==================================================================================
+method         estimate of each region's mean of the per-item statistic, and its interval
+=============  ==================================================================================
+``classical``  mean of the labeled items, Wald (CLT) interval (``ppi_py.classical_mean_ci``)
+``wilson``     same mean, Wilson score interval (0/1 statistics: accuracy, error)
+``ppi``        PPI++ with power-tuned lambda (:mod:`pbassess.estimation.frequentist`); a region
+               without unlabeled items falls back to the classical interval (lambda = 0)
+``bayes``      posterior mean and HDI of the region's pool accuracy with the confidence-informed
+               hierarchical prior (:mod:`pbassess.estimation.bayes`; accuracy only)
+=============  ==================================================================================
+
+Labeled items are taken to be a uniform random sample of the pool (of each region).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, ClassVar
+
+import numpy as np
+import xarray as xr
+
+from pbassess.constants import CI_PROB, DEFAULT_BINS, DEFAULT_DRAWS
+from pbassess.data.predictions import Predictions
+from pbassess.errors import ConfigError
+from pbassess.estimation.bayes import bayes_estimate, cell_counts
+from pbassess.estimation.frequentist import classical_interval, ppi_mean_interval
+from pbassess.estimation.items import item_statistic, region_codes
+from pbassess.results.base import AssessmentResult, mcmc_diagnostics
+
+__all__ = ["METHODS", "EstimationResult", "estimate"]
+
+#: Method names of :func:`estimate`.
+METHODS: tuple[str, ...] = ("classical", "wilson", "ppi", "bayes")
+
+
+def _parse_methods(methods: str | Iterable[str], bounded: bool, accuracy_like: bool) -> list[str]:
+    items = [m.strip() for m in methods.split(",")] if isinstance(methods, str) else [str(m) for m in methods]
+    if "all" in items:
+        items = [m for m in METHODS if (m != "wilson" or bounded) and (m != "bayes" or accuracy_like)]
+    for m in items:
+        if m not in METHODS:
+            raise ConfigError(f"unknown estimation method {m!r} (choose from {', '.join(METHODS)} or all)")
+    if "wilson" in items and not bounded:
+        raise ConfigError("the wilson interval needs a 0/1 statistic (accuracy or error)")
+    if "bayes" in items and not accuracy_like:
+        raise ConfigError("the Bayesian estimate models accuracy (a Beta-binomial); use classical or ppi")
+    if not items:
+        raise ConfigError(f"no estimation method given (choose from {', '.join(METHODS)} or all)")
+    return list(dict.fromkeys(items))
+
+
+def estimate(preds: Any, *, by: str | None = None, metric: Any = "accuracy",
+             methods: str | Iterable[str] = ("classical", "ppi", "bayes"), ci_prob: float = CI_PROB,
+             bins: int = DEFAULT_BINS, inference: str = "conjugate", draws: int = DEFAULT_DRAWS,
+             sample_kwargs: dict[str, Any] | None = None, seed: Any = None,
+             method: str | Iterable[str] | None = None) -> EstimationResult:
+    """Estimate a mean-of-items metric per region with classical, PPI++ and Bayesian intervals.
+
+    Parameters
+    ----------
+    preds : Predictions (or anything :func:`pbassess.data.as_predictions` accepts)
+        Partially labeled pool; unlabeled items contribute their predictions.
+    by : str, optional
+        ``None`` (the whole pool), ``"predicted"`` or an attribute column.
+    metric : str, ItemStatistic or callable
+        ``accuracy``, ``error``, ``brier``, ``nll`` or a registered per-item metric.
+    methods : str or iterable of str
+        From :data:`METHODS`, or ``"all"``.
+    ci_prob : float
+        Coverage of the confidence intervals and mass of the HDI.
+    bins : int
+        Equal-mass confidence bins per region of the Bayesian prior.
+    inference : {"conjugate", "mcmc"}
+        Inference of the Bayesian estimate.
+    draws : int
+        Monte Carlo draws of the Bayesian fast path.
+    sample_kwargs : dict, optional
+        ``pm.sample`` options (``inference="mcmc"``).
+    seed : int or Generator, optional
+    method : str or iterable of str, optional
+        Alias of ``methods`` (the CLI's ``--method``).
+
+    Returns
+    -------
+    EstimationResult
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pbassess import Predictions
+    >>> rng = np.random.default_rng(0)
+    >>> conf = rng.uniform(0.5, 1.0, 3000)
+    >>> truth = np.where(rng.random(3000) < conf, 0, 1)
+    >>> labels = np.where(np.arange(3000) < 200, truth, -1)
+    >>> p = Predictions.from_top1(np.zeros(3000, int), conf, labels, classes=["a", "b"])
+    >>> res = estimate(p, methods="classical,ppi", seed=0)
+    >>> w = res.posterior["upper"] - res.posterior["lower"]
+    >>> bool(w.sel(estimator="ppi", group="all") < w.sel(estimator="classical", group="all"))
+    True
+    """
+    try:
+        from pbassess.data import as_predictions
+    except ImportError:  # the data layer's converter is newer than this module
+        as_predictions = None
+    pool = as_predictions(preds) if as_predictions is not None else preds
+    if not isinstance(pool, Predictions):
+        raise ConfigError(f"expected Predictions, got {type(preds).__name__}")
+    pool.require_labels("estimation")
+    stat = item_statistic(metric)
+    accuracy_like = stat.name == "accuracy"
+    names = _parse_methods(methods if method is None else method, stat.bounded, accuracy_like)
+    if "ppi" in names and stat.predicted is None:
+        raise ConfigError(f"metric {stat.name!r} has no model prediction of its per-item statistic; ppi needs one")
+    codes, groups = region_codes(pool, by)
+    labeled = pool.labeled
+    f_all = stat.predicted(pool) if stat.predicted is not None else None
+    y_all = np.full(pool.n_items, np.nan)
+    y_all[labeled] = stat.observed(pool, np.flatnonzero(labeled))
+    n_groups = len(groups)
+    out = {v: np.full((len(names), n_groups), np.nan) for v in ("mean", "lower", "upper")}
+    lam = np.full(n_groups, np.nan)
+    for g in range(n_groups):
+        in_g = codes == g
+        lab_g, unl_g = in_g & labeled, in_g & ~labeled
+        for i, m in enumerate(names):
+            if m in ("classical", "wilson") or (m == "ppi" and not unl_g.any()):
+                res = classical_interval(y_all[lab_g], ci_prob, "wald" if m != "wilson" else "wilson")
+            elif m == "ppi":
+                *res, lam[g] = ppi_mean_interval(y_all[lab_g], f_all[lab_g], f_all[unl_g], ci_prob)
+            else:
+                continue
+            out["mean"][i, g], out["lower"][i, g], out["upper"][i, g] = res
+    idata, prior, diagnostics = None, {}, None
+    if "bayes" in names:
+        cells = cell_counts(pool.confidence, codes, n_groups, labeled, pool.correct, bins=bins)
+        fit = bayes_estimate(cells, inference=inference, ci_prob=ci_prob, draws=draws, seed=seed,
+                             sample_kwargs=sample_kwargs)
+        i = names.index("bayes")
+        out["mean"][i], out["lower"][i], out["upper"][i] = fit["mean"], fit["ci"][:, 0], fit["ci"][:, 1]
+        idata, prior = fit["idata"], fit["prior"]
+        if idata is not None:
+            diagnostics = mcmc_diagnostics(idata, var_names=["offset", "slope", "log_strength"])
+    coords = {"estimator": names, "group": groups}
+    posterior = xr.Dataset({k: (("estimator", "group"), v) for k, v in out.items()} | {"ppi_lambda": ("group", lam)},
+                           coords=coords)
+    n_pool = np.bincount(codes, minlength=n_groups)
+    n_lab = np.bincount(codes, weights=labeled, minlength=n_groups).astype(int)
+    counts = xr.Dataset({"n_pool": ("group", n_pool), "n_labeled": ("group", n_lab)}, coords={"group": groups})
+    return EstimationResult(
+        posterior, counts, prior=prior, data_summary=pool.describe(),
+        engine=inference if "bayes" in names else "frequentist", ci_prob=ci_prob, idata=idata,
+        diagnostics=diagnostics, options={"by": by, "metric": stat.name, "methods": names, "bins": int(bins)},
+    )
+
+
+class EstimationResult(AssessmentResult):
+    """Estimates of a metric per region by several methods (dims ``estimator``, ``group``).
+
+    ``posterior`` holds ``mean``, ``lower``, ``upper`` (estimator, group) and ``ppi_lambda`` (group);
+    ``counts`` holds ``n_pool`` and ``n_labeled`` per group; ``prior`` the fitted
+    confidence-to-accuracy prior (offset, slope, strength) of the Bayesian method.
+    """
+
+    metric: ClassVar[str] = "estimation"
+
+    @property
+    def methods(self) -> list[str]:
+        return [str(m) for m in self.posterior["estimator"].values]
+
+    @property
+    def groups(self) -> list[str]:
+        return [str(g) for g in self.posterior["group"].values]
+
+    def summary(self):
+        """One row per (estimator, group): estimate, interval, width, labeled and pool sizes."""
+        df = self.posterior[["mean", "lower", "upper"]].to_dataframe().reset_index()
+        df["width"] = df["upper"] - df["lower"]
+        sizes = self.counts.to_dataframe().reset_index()
+        return df.merge(sizes, on="group")
+
+    def sentence(self) -> str:
+        metric = self.options.get("metric", "metric")
+        best = "ppi" if "ppi" in self.methods else self.methods[0]
+        p = self.posterior.sel(estimator=best)
+        g = self.groups[0]
+        n_lab = int(self.counts["n_labeled"].sum())
+        n_unl = int(self.counts["n_pool"].sum()) - n_lab
+        text = (f"{metric} of {g}: {float(p['mean'].sel(group=g)):.3f} "
+                f"[{float(p['lower'].sel(group=g)):.3f}, {float(p['upper'].sel(group=g)):.3f}] by {best}, "
+                f"from {n_lab} labels and {n_unl} unlabeled predictions")
+        if "classical" in self.methods and best != "classical":
+            w = self.posterior["upper"] - self.posterior["lower"]
+            ratio = float(w.sel(estimator="classical", group=g) / w.sel(estimator=best, group=g))
+            if np.isfinite(ratio):
+                text += f" (the classical interval is {ratio:.2f}x as wide)"
+        return text + ("" if len(self.groups) == 1 else f"; {len(self.groups)} groups in all")
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"metric", "groups", "methods": {name: {"mean", "ci"}}, "n_labeled", "n_unlabeled", ...}``."""
+        methods = {}
+        for m in self.methods:
+            p = self.posterior.sel(estimator=m)
+            methods[m] = {"mean": p["mean"].values.tolist(),
+                          "ci": np.stack([p["lower"].values, p["upper"].values], axis=-1).tolist()}
+        n_lab = int(self.counts["n_labeled"].sum())
+        return {
+            "metric": self.options.get("metric", "accuracy"), "groups": self.groups, "methods": methods,
+            "n_labeled": n_lab, "n_unlabeled": int(self.counts["n_pool"].sum()) - n_lab,
+            "n_labeled_per_group": self.counts["n_labeled"].values.tolist(),
+            "ppi_lambda": self.posterior["ppi_lambda"].values.tolist(),
+            "bayes_prior": self.prior or None,
+            "inference": self.engine, "ci_prob": self.ci_prob, "diagnostics": self.diagnostics,
+            "sentence": self.sentence(),
+        }
+
+    def plot(self, ax=None, **kwargs: Any):
+        """Estimates with their intervals, one marker per method, groups along the x axis."""
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots(figsize=(max(4, 0.6 * len(self.groups) + 3), 3.5))
+        n_m = len(self.methods)
+        x = np.arange(len(self.groups))
+        for i, m in enumerate(self.methods):
+            p = self.posterior.sel(estimator=m)
+            mean = p["mean"].values
+            err = np.stack([mean - p["lower"].values, p["upper"].values - mean])
+            ax.errorbar(x + (i - (n_m - 1) / 2) * 0.15, mean, yerr=err, fmt="o", capsize=3, label=m, **kwargs)
+        ax.set_xticks(x, self.groups, rotation=45 if len(self.groups) > 6 else 0)
+        ax.set_ylabel(self.options.get("metric", "metric"))
+        ax.legend(title="estimator")
+        return ax

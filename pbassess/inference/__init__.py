@@ -1,0 +1,30 @@
+"""The inference layer: one way to sample, diagnose and store every posterior.
+
+* :func:`resolve_inference` -- ``inference="conjugate"|"nuts"`` (``engine=`` and ``"mcmc"`` are aliases);
+* :func:`merge_sample_kwargs` / :func:`sample_model` -- NUTS with one set of defaults, the
+  progress bar when a person is watching, a DataTree with ``log_likelihood``;
+* :func:`diagnostics` -- R-hat on summary quantities, ESS and divergences with ``"ok"``;
+* :func:`conjugate_datatree` -- the same DataTree shape for exact conjugate draws;
+* :func:`check_memory` / :func:`check_count` -- sizes checked before allocating.
+"""
+
+from pbassess.inference.diagnostics import MIN_ESS, RHAT_THRESHOLD, diagnostics, diagnostics_note
+from pbassess.inference.memory import check_count, check_memory, format_bytes, memory_limit
+from pbassess.inference.sampling import (
+    DEFAULT_SAMPLE_KWARGS,
+    INFERENCES,
+    merge_sample_kwargs,
+    mock_pymc_sample,
+    progress_wanted,
+    quiet_progress,
+    resolve_inference,
+    sample_model,
+)
+from pbassess.inference.trees import binomial_loglik, conjugate_datatree, posterior_dataset
+
+__all__ = [
+    "DEFAULT_SAMPLE_KWARGS", "INFERENCES", "MIN_ESS", "RHAT_THRESHOLD", "binomial_loglik", "check_count",
+    "check_memory", "conjugate_datatree", "diagnostics", "diagnostics_note", "format_bytes", "memory_limit",
+    "merge_sample_kwargs", "mock_pymc_sample", "posterior_dataset", "progress_wanted", "quiet_progress",
+    "resolve_inference", "sample_model",
+]

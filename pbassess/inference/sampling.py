@@ -1,0 +1,260 @@
+"""NUTS sampling with one set of defaults, one merge of the user's ``sample_kwargs``, one progress rule.
+
+Every PyMC fit of pbassess goes through :func:`sample_model`. It merges the defaults
+(:data:`DEFAULT_SAMPLE_KWARGS`: 4 chains x 1000 draws after 1000 tuning steps, nutpie when it is
+installed) with the user's ``sample_kwargs`` (the user wins), shows PyMC's progress bar only
+when a person is watching (:func:`progress_wanted`), and returns an :class:`xarray.DataTree`
+with the groups ``posterior``, ``sample_stats``, ``observed_data`` and a pointwise
+``log_likelihood``. Internal reparametrisation variables (names ending in ``_asinh_logit``) move
+to the ``unconstrained_posterior`` group so that ``az.summary(idata)`` shows the quantities a
+user asked about.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import sys
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from pbassess.errors import ConfigError
+
+__all__ = [
+    "DEFAULT_SAMPLE_KWARGS", "INFERENCES", "INTERNAL_SUFFIXES", "merge_sample_kwargs", "progress_wanted",
+    "mock_pymc_sample", "quiet_progress", "resolve_inference", "sample_model",
+]
+
+#: The two inferences every assessment offers (``"mcmc"`` is accepted as an alias of ``"nuts"``).
+INFERENCES: tuple[str, ...] = ("conjugate", "nuts")
+_ALIASES = {"mcmc": "nuts", "nuts": "nuts", "conjugate": "conjugate"}
+
+#: Defaults merged under the user's ``sample_kwargs`` by :func:`merge_sample_kwargs`.
+DEFAULT_SAMPLE_KWARGS: dict[str, Any] = {"draws": 1000, "tune": 1000, "chains": 4}
+
+#: Free variables whose names end like this are sampling coordinates, not reported quantities.
+INTERNAL_SUFFIXES: tuple[str, ...] = ("_asinh_logit",)
+
+_QUIET = [False]
+
+
+def resolve_inference(inference: Any = None, engine: Any = None, *, default: str = "conjugate") -> str:
+    """The canonical inference name from ``inference=`` and its alias ``engine=``.
+
+    ``"mcmc"`` means ``"nuts"``. Giving both with different meanings is an error.
+
+    Examples
+    --------
+    >>> resolve_inference(engine="mcmc"), resolve_inference(), resolve_inference("nuts")
+    ('nuts', 'conjugate', 'nuts')
+    >>> resolve_inference("gibbs")
+    Traceback (most recent call last):
+    ...
+    pbassess.errors.ConfigError: unknown inference 'gibbs' (choose 'conjugate' or 'nuts'; 'mcmc' means 'nuts')
+    """
+    names = []
+    for option, value in (("inference", inference), ("engine", engine)):
+        if value is None:
+            continue
+        if not isinstance(value, str) or value.lower() not in _ALIASES:
+            raise ConfigError(f"unknown {option} {value!r} (choose 'conjugate' or 'nuts'; 'mcmc' means 'nuts')")
+        names.append(_ALIASES[value.lower()])
+    if len(set(names)) > 1:
+        raise ConfigError(f"inference={inference!r} and engine={engine!r} disagree; give only inference=")
+    return names[0] if names else default
+
+
+def _nutpie_available() -> bool:
+    return importlib.util.find_spec("nutpie") is not None
+
+
+@contextlib.contextmanager
+def quiet_progress() -> Iterator[None]:
+    """Within this block no progress bar is shown (the CLI's ``--json`` uses it).
+
+    Examples
+    --------
+    >>> with quiet_progress():
+    ...     progress_wanted()
+    False
+    """
+    previous = _QUIET[0]
+    _QUIET[0] = True
+    try:
+        yield
+    finally:
+        _QUIET[0] = previous
+
+
+def progress_wanted() -> bool:
+    """Whether a person is watching: stderr is a terminal and no :func:`quiet_progress` block is active."""
+    if _QUIET[0]:
+        return False
+    stream = sys.stderr
+    try:
+        return bool(stream is not None and stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _check_count(key: str, value: Any) -> None:
+    minimum = 0 if key == "tune" else 1
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        kind = "non-negative" if key == "tune" else "positive"
+        raise ConfigError(f"sample_kwargs: {key} must be a {kind} integer, got {value!r}")
+    if value >= 2**31 - 1:
+        raise ConfigError(f"sample_kwargs: {key}={value:,} is too large (at most 2,147,483,646)")
+
+
+def merge_sample_kwargs(
+    sample_kwargs: Mapping[str, Any] | None = None,
+    *,
+    defaults: Mapping[str, Any] | None = None,
+    seed: Any = None,
+    progressbar: bool | None = None,
+) -> dict[str, Any]:
+    """The one place where sampler defaults meet the user's options.
+
+    Order (later wins): :data:`DEFAULT_SAMPLE_KWARGS`, nutpie when installed, ``defaults`` (a
+    model's own, e.g. a higher ``target_accept``), ``seed`` as ``random_seed``, the progress
+    rule, then the user's ``sample_kwargs``. A ``sampler`` key is read as ``nuts_sampler``.
+
+    Examples
+    --------
+    >>> kw = merge_sample_kwargs({"draws": 200, "chains": 2}, seed=3, progressbar=False)
+    >>> kw["draws"], kw["tune"], kw["chains"], kw["random_seed"], kw["progressbar"]
+    (200, 1000, 2, 3, False)
+    >>> merge_sample_kwargs({"draws": 0})
+    Traceback (most recent call last):
+    ...
+    pbassess.errors.ConfigError: sample_kwargs: draws must be a positive integer, got 0
+    """
+    from pbassess.stats import as_generator
+
+    if sample_kwargs is not None and not isinstance(sample_kwargs, Mapping):
+        raise ConfigError(f"sample_kwargs must be a dict of pm.sample options, got {type(sample_kwargs).__name__}")
+    if isinstance(seed, np.random.Generator) or (seed is not None and not isinstance(seed, (int, np.integer))):
+        seed = int(as_generator(seed).integers(2**31 - 1))
+    kwargs: dict[str, Any] = dict(DEFAULT_SAMPLE_KWARGS)
+    if _nutpie_available():
+        kwargs["nuts_sampler"] = "nutpie"
+    kwargs.update(dict(defaults or {}))
+    kwargs["random_seed"] = None if seed is None else int(seed)
+    kwargs["progressbar"] = progress_wanted() if progressbar is None else bool(progressbar)
+    user = dict(sample_kwargs or {})
+    if "sampler" in user:
+        user["nuts_sampler"] = user.pop("sampler")
+    if "sampler" in kwargs:
+        kwargs["nuts_sampler"] = kwargs.pop("sampler")
+    kwargs.update(user)
+    if kwargs.get("nuts_sampler") == "nutpie" and not _nutpie_available():  # pragma: no cover
+        kwargs["nuts_sampler"] = "pymc"
+    if kwargs.get("nuts_sampler") not in (None, "pymc", "nutpie", "numpyro", "blackjax"):
+        raise ConfigError(f"unknown sampler {kwargs['nuts_sampler']!r} (choose 'nutpie' or 'pymc')")
+    if kwargs.get("return_inferencedata") is False:
+        raise ConfigError("sample_kwargs: return_inferencedata=False is not supported (pbassess needs the DataTree)")
+    for key in ("draws", "tune", "chains"):
+        if kwargs.get(key) is not None:
+            _check_count(key, kwargs[key])
+    if "target_accept" in kwargs and not 0 < float(kwargs["target_accept"]) < 1:
+        raise ConfigError(f"sample_kwargs: target_accept must be in (0, 1), got {kwargs['target_accept']!r}")
+    if kwargs.get("cores") is None and kwargs.get("chains"):
+        kwargs["cores"] = min(int(kwargs["chains"]), 2)
+    return kwargs
+
+
+def _split_internal(idata: Any, extra: Sequence[str] = ()) -> Any:
+    """Move reparametrisation variables from ``posterior`` to ``unconstrained_posterior``."""
+    post = idata["posterior"].to_dataset()
+    internal = [v for v in post.data_vars if str(v).endswith(INTERNAL_SUFFIXES) or str(v) in extra]
+    if not internal:
+        return idata
+    idata["unconstrained_posterior"] = post[internal]
+    idata["posterior"] = post.drop_vars(internal)
+    return idata
+
+
+def sample_model(
+    model: Any,
+    *,
+    seed: Any = None,
+    sample_kwargs: Mapping[str, Any] | None = None,
+    progressbar: bool | None = None,
+    defaults: Mapping[str, Any] | None = None,
+    log_likelihood: bool | Sequence[str] = True,
+    var_names: Sequence[str] | None = None,
+    internal: Sequence[str] = (),
+):
+    """Run NUTS on ``model`` with pbassess defaults and return the :class:`xarray.DataTree`.
+
+    Parameters
+    ----------
+    model : pymc.Model
+    seed : int or numpy.random.Generator, optional
+        ``random_seed`` of :func:`pymc.sample` (a Generator gives an integer seed) unless
+        ``sample_kwargs`` sets it.
+    sample_kwargs : dict, optional
+        :func:`pymc.sample` options merged over the defaults (:func:`merge_sample_kwargs`).
+    progressbar : bool, optional
+        ``None`` (default): show PyMC's progress bar only when stderr is a terminal and no
+        :func:`quiet_progress` block is active.
+    defaults : dict, optional
+        Model-specific defaults under the user's options (e.g. ``{"target_accept": 0.95}``).
+    log_likelihood : bool or sequence of str
+        Add the pointwise ``log_likelihood`` group (of these observed variables).
+    var_names : sequence of str, optional
+        Variables kept in the trace (the free variables are always kept for the log-likelihood).
+    internal : sequence of str
+        Further sampling coordinates to move to ``unconstrained_posterior`` (beside every
+        ``*_asinh_logit``), so that ``az.summary(idata)`` shows only reported quantities.
+
+    Returns
+    -------
+    xarray.DataTree
+        Groups ``posterior``, ``sample_stats``, ``observed_data``, ``log_likelihood`` (and
+        ``unconstrained_posterior`` for internal coordinates).
+
+    Examples
+    --------
+    >>> from unittest import mock
+    >>> from pbassess.pymc_models.accuracy import beta_binomial_model
+    >>> model = beta_binomial_model([10], [7], 1.0, 1.0)
+    >>> with mock.patch("pymc.sample", mock_pymc_sample):  # no real NUTS in a doctest
+    ...     idata = sample_model(model, seed=1, sample_kwargs={"draws": 20, "chains": 1})
+    >>> sorted(idata.children)
+    ['log_likelihood', 'observed_data', 'posterior', 'sample_stats', 'unconstrained_posterior']
+    """
+    import pymc as pm
+
+    kwargs = merge_sample_kwargs(sample_kwargs, defaults=defaults, seed=seed, progressbar=progressbar)
+    if var_names is not None:
+        free = [v.name for v in model.free_RVs]
+        kwargs["var_names"] = list(dict.fromkeys([*free, *var_names]))
+    kwargs.setdefault("compute_convergence_checks", False)
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*samples per chain.*")
+            warnings.filterwarnings("ignore", category=RuntimeWarning)
+            idata = pm.sample(model=model, **kwargs)
+    except TypeError as exc:
+        raise ConfigError(f"sample_kwargs rejected by pm.sample: {exc}") from None
+    if log_likelihood:
+        names = None if log_likelihood is True else list(log_likelihood)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            pm.compute_log_likelihood(idata, var_names=names, model=model, progressbar=False)
+    return _split_internal(idata, internal)
+
+
+def mock_pymc_sample(*args: Any, **kwargs: Any):
+    """``pymc.testing.mock_sample`` with a ``diverging`` sample stat: prior draws shaped like ``pm.sample``.
+
+    For doctests and plumbing tests only (``mock.patch("pymc.sample", mock_pymc_sample)``).
+    """
+    from pymc.testing import mock_sample
+
+    kwargs.pop("nuts_sampler", None)
+    return mock_sample(*args, sample_stats={"diverging": lambda size: np.zeros(size, dtype=bool)}, **kwargs)

@@ -1,0 +1,31 @@
+"""Accuracy surfaces over attribute combinations ("arms"), after Piratla, Chakrabarty and
+Sarawagi (NeurIPS 2021, "Active Assessment of Prediction Services as Accuracy Surface Over
+Attribute Combinations"; code github.com/vihari/AAA), with full MCMC in PyMC.
+
+Estimators (:func:`fit_surface`): ``cpredictor``, ``beta-i`` (conjugate), ``berngp``, ``betagp``,
+``betagp-sl``, ``betagp-slp`` (latent GPs: exact up to 300 arms, else a projected process with
+inducing points) and ``additive`` (ours: Beta-binomial with an additive main-effect + pairwise
+link, optionally with the model's confidence as a covariate of the mean).
+
+BetaGP-SL's scale supervision: the paper writes a Dirichlet term, the released code a Gamma
+term Gamma(clamp(n_a, 0.01, 10); shape = s_a, rate = 1). Both are offered
+(``model_options={"scale_term": "dirichlet" | "gamma"}``); the default is the code's Gamma term
+(:data:`DEFAULT_SCALE_TERM`) because it is what produced the published numbers and its clamp keeps
+the supervision bounded when one arm holds many labels, whereas the Dirichlet term couples all
+arms through their label shares (its strength grows with the total count).
+``benchmarks/surface_simple.py`` prints both side by side.
+"""
+
+from pbassess.surface.arms import ArmCounts, count_arms
+from pbassess.surface.conjugate import beta_i_posterior, cpredictor_posterior, pool_sparse_counts
+from pbassess.surface.fit import (
+           DEFAULT_SCALE_TERM,
+           ESTIMATORS,
+           INFERENCES,
+           fit_surface,
+           hide_labels,
+)
+from pbassess.surface.result import SurfaceResult
+
+__all__ = ["DEFAULT_SCALE_TERM", "ESTIMATORS", "INFERENCES", "ArmCounts", "SurfaceResult", "beta_i_posterior",
+           "count_arms", "cpredictor_posterior", "fit_surface", "hide_labels", "pool_sparse_counts"]

@@ -1,0 +1,197 @@
+"""Arms: combinations of attribute values, with their labeled and pool counts.
+
+An *arm* is one combination of values of the chosen attribute columns (sex x disability x
+...). :func:`count_arms` finds the non-empty arms of a pool and, per arm, the number of
+labeled items ``n``, how many of them the model got right (``correct``), the number of pool
+items ``pool_n`` and the model's mean confidence over the pool items (a label-free estimate of
+the arm's accuracy). When the attributes come as probabilities from attribute classifiers
+(``arm_probs``, an items x arms matrix of P(arm | x)), every item counts fractionally.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from pbassess.errors import ConfigError, DataError
+
+__all__ = ["ArmCounts", "count_arms"]
+
+
+@dataclass(frozen=True)
+class ArmCounts:
+    """Sufficient statistics per arm.
+
+    Attributes
+    ----------
+    attributes : tuple of str
+        The attribute columns defining the arms.
+    values : ndarray, shape (A, K)
+        Attribute values of each arm (one row per arm, one column per attribute).
+    n, correct, pool_n : ndarray of float, shape (A,)
+        Labeled items, correctly predicted labeled items, and pool items per arm (fractional
+        when items belong to arms with probabilities).
+    confidence : ndarray of float, shape (A,)
+        Mean model confidence over the arm's pool items (NaN for an empty arm).
+    item_arm : ndarray of int, shape (N,), optional
+        Arm index of each pool item (hard assignment only).
+    continuous : tuple of str
+        Attributes to be treated as continuous (ordinal) inputs by the smoothing models.
+    """
+
+    attributes: tuple[str, ...]
+    values: np.ndarray
+    n: np.ndarray
+    correct: np.ndarray
+    pool_n: np.ndarray
+    confidence: np.ndarray
+    item_arm: np.ndarray | None = None
+    continuous: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def n_arms(self) -> int:
+        """Number of arms."""
+        return int(self.values.shape[0])
+
+    @property
+    def global_accuracy(self) -> float:
+        """Accuracy over all labeled items (0.5 when nothing is labeled)."""
+        total = float(self.n.sum())
+        return float(self.correct.sum() / total) if total > 0 else 0.5
+
+    @classmethod
+    def from_arrays(cls, n: Any, correct: Any, *, values: Any = None, attributes: Sequence[str] = ("arm",),
+                    pool_n: Any = None, confidence: Any = None, continuous: Sequence[str] = ()) -> ArmCounts:
+        """Arm counts given directly (e.g. for simulations).
+
+        Examples
+        --------
+        >>> a = ArmCounts.from_arrays([1, 20], [1, 15])
+        >>> a.n_arms, a.values[:, 0].tolist(), round(a.global_accuracy, 3)
+        (2, [0, 1], 0.762)
+        """
+        n_arr = np.asarray(n, dtype=float).ravel()
+        c_arr = np.asarray(correct, dtype=float).ravel()
+        if n_arr.shape != c_arr.shape:
+            raise DataError(f"n has {n_arr.size} arms but correct has {c_arr.size}")
+        if (n_arr < 0).any() or (c_arr < 0).any() or (c_arr > n_arr + 1e-9).any():
+            raise DataError("arm counts must satisfy 0 <= correct <= n")
+        vals = np.arange(n_arr.size)[:, None] if values is None else np.asarray(values)
+        if vals.ndim == 1:
+            vals = vals[:, None]
+        if vals.shape != (n_arr.size, len(attributes)):
+            raise DataError(f"values has shape {vals.shape}, expected ({n_arr.size}, {len(attributes)})")
+        pool = n_arr.copy() if pool_n is None else np.asarray(pool_n, dtype=float).ravel()
+        conf = np.full(n_arr.size, np.nan) if confidence is None else np.asarray(confidence, dtype=float).ravel()
+        return cls(tuple(attributes), vals, n_arr, c_arr, pool, conf, None, tuple(continuous))
+
+    def with_counts(self, n: np.ndarray, correct: np.ndarray) -> ArmCounts:
+        """The same arms with other labeled counts."""
+        return ArmCounts(self.attributes, self.values, np.asarray(n, float), np.asarray(correct, float),
+                         self.pool_n, self.confidence, self.item_arm, self.continuous)
+
+    def coords(self) -> dict[str, Any]:
+        """xarray coordinates: ``arm`` (0..A-1) and one coordinate per attribute along ``arm``."""
+        coords: dict[str, Any] = {"arm": np.arange(self.n_arms)}
+        for k, name in enumerate(self.attributes):
+            coords[name] = ("arm", self.values[:, k])
+        return coords
+
+    def to_dataset(self) -> xr.Dataset:
+        """The counts as an :class:`xarray.Dataset` with an ``arm`` dim.
+
+        Examples
+        --------
+        >>> ArmCounts.from_arrays([2, 3], [1, 3]).to_dataset()["n"].dims
+        ('arm',)
+        """
+        return xr.Dataset(
+            {"n": ("arm", self.n), "correct": ("arm", self.correct), "pool_n": ("arm", self.pool_n),
+             "confidence": ("arm", self.confidence)},
+            coords=self.coords(), attrs={"attributes": list(self.attributes)},
+        )
+
+
+def _attribute_matrix(preds: Any, attributes: Sequence[str]) -> np.ndarray:
+    missing = [a for a in attributes if a not in preds.groups]
+    if missing:
+        raise DataError(f"attribute column {missing[0]!r} not found (have: {', '.join(sorted(preds.groups)) or 'none'})")
+    cols = []
+    for a in attributes:
+        col = np.asarray(preds.groups[a])
+        if col.dtype == object:  # string codes of integer attributes become integers again
+            try:
+                col = col.astype(np.int64)
+            except (TypeError, ValueError):
+                col = col.astype(str)
+        cols.append(col)
+    if all(np.issubdtype(c.dtype, np.number) for c in cols):
+        return np.column_stack(cols)
+    return np.column_stack([c.astype(str) for c in cols]).astype(object)
+
+
+def count_arms(preds: Any, attributes: Sequence[str], *, arm_probs: Any = None, arm_values: Any = None,
+               continuous: Sequence[str] = ()) -> ArmCounts:
+    """Count labeled, correct and pool items per non-empty arm.
+
+    Parameters
+    ----------
+    preds : Predictions or anything :func:`pbassess.data.as_predictions` accepts
+        The pool; attribute columns in ``preds.groups``.
+    attributes : sequence of str
+        Columns whose value combinations define the arms.
+    arm_probs : array (N, A), optional
+        P(arm | x) per item (noisy attributes): items count fractionally. Then ``arm_values``
+        (A, K) gives the attribute values of the A arms and ``preds.groups`` is not used.
+    continuous : sequence of str
+        Attributes the smoothing models treat as continuous (ordinal) inputs.
+
+    Examples
+    --------
+    >>> from pbassess import Predictions
+    >>> p = Predictions.from_binary_scores([.9, .8, .3, .7], [1, 0, 0, 1],
+    ...                                    groups={"sex": [1, 1, 2, 2]})
+    >>> a = count_arms(p, ["sex"])
+    >>> a.values[:, 0].tolist(), a.n.tolist(), a.correct.tolist()
+    ([1, 2], [2.0, 2.0], [1.0, 2.0])
+    """
+    attributes = tuple(attributes)
+    if not attributes:
+        raise ConfigError("choose at least one attribute column for the arms")
+    if len(set(attributes)) != len(attributes):
+        raise ConfigError("an attribute column is named twice")
+    bad = [c for c in continuous if c not in attributes]
+    if bad:
+        raise ConfigError(f"continuous attribute {bad[0]!r} is not one of the arm attributes")
+    labeled = preds.labels >= 0
+    correct = (preds.predicted == preds.labels) & labeled
+    conf = np.asarray(preds.confidence, dtype=float)
+    if arm_probs is not None:
+        w = np.asarray(arm_probs, dtype=float)
+        if w.ndim != 2 or w.shape[0] != preds.n_items:
+            raise DataError(f"arm_probs must have shape ({preds.n_items}, arms), got {w.shape}")
+        if arm_values is None or np.shape(arm_values) != (w.shape[1], len(attributes)):
+            raise DataError(f"arm_values must have shape ({w.shape[1]}, {len(attributes)})")
+        pool_n = w.sum(axis=0)
+        n, corr = w.T @ labeled.astype(float), w.T @ correct.astype(float)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean_conf = np.where(pool_n > 0, (w.T @ conf) / pool_n, np.nan)
+        return ArmCounts(attributes, np.asarray(arm_values), n, corr, pool_n, mean_conf, None, tuple(continuous))
+    values = _attribute_matrix(preds, attributes)
+    if values.dtype == object:  # np.unique(axis=0) does not take object arrays
+        keys = np.array(["\x1f".join(map(str, row)) for row in values])
+        _, first, item_arm = np.unique(keys, return_index=True, return_inverse=True)
+        arm_values = values[first]
+    else:
+        arm_values, item_arm = np.unique(values, axis=0, return_inverse=True)
+    item_arm = item_arm.ravel()
+    a = arm_values.shape[0]
+    pool_n = np.bincount(item_arm, minlength=a).astype(float)
+    n = np.bincount(item_arm, weights=labeled.astype(float), minlength=a)
+    corr = np.bincount(item_arm, weights=correct.astype(float), minlength=a)
+    mean_conf = np.bincount(item_arm, weights=conf, minlength=a) / pool_n
+    return ArmCounts(attributes, arm_values, n, corr, pool_n, mean_conf, item_arm, tuple(continuous))

@@ -1,0 +1,146 @@
+"""The result of an accuracy-surface fit: per-arm posterior mean, variance and HDI."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from pbassess.constants import CI_PROB
+from pbassess.results.base import AssessmentResult
+from pbassess.surface.arms import ArmCounts
+
+__all__ = ["SurfaceResult"]
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    return value
+
+
+class SurfaceResult(AssessmentResult):
+    """Posterior accuracy of every arm of an accuracy surface.
+
+    ``surface`` is an :class:`xarray.Dataset` with dim ``arm`` (one coordinate per attribute
+    along it) holding ``mean``, ``var``, ``hdi_lower``, ``hdi_upper`` and the counts ``n``,
+    ``correct``, ``pool_n``, ``confidence``; ``posterior`` holds draws of ``accuracy``
+    (chain, draw, arm) when the estimator produced them.
+
+    Examples
+    --------
+    >>> from pbassess.surface import ArmCounts, fit_surface
+    >>> r = fit_surface(ArmCounts.from_arrays([10, 0], [9, 0]), estimator="beta-i")
+    >>> r.surface["mean"].round(3).values.tolist()
+    [0.9, 0.9]
+    >>> sorted(r.to_json())[:4]
+    ['arms', 'attributes', 'ci_prob', 'diagnostics']
+    """
+
+    metric = "accuracy-surface"
+
+    def __init__(self, arms: ArmCounts, mean: Any, var: Any, hdi: Any, *, estimator: str, engine: str,
+                 ci_prob: float = CI_PROB, draws: np.ndarray | None = None, idata: Any = None,
+                 diagnostics: dict[str, Any] | None = None, prior: dict[str, Any] | None = None,
+                 extra: dict[str, np.ndarray] | None = None, fit_seconds: float | None = None) -> None:
+        coords = arms.coords()
+        data = {"mean": ("arm", np.asarray(mean, float)), "var": ("arm", np.asarray(var, float)),
+                "hdi_lower": ("arm", np.asarray(hdi, float)[:, 0]), "hdi_upper": ("arm", np.asarray(hdi, float)[:, 1])}
+        for key, values in (extra or {}).items():
+            data[key] = ("arm", np.asarray(values, float))
+        surface = xr.Dataset(data, coords=coords).merge(arms.to_dataset(), compat="override")
+        surface.attrs = {"estimator": estimator, "inference": engine, "attributes": list(arms.attributes)}
+        if draws is not None:
+            d = np.asarray(draws, float)
+            d = d.reshape((1,) + d.shape) if d.ndim == 2 else d
+            posterior = xr.Dataset({"accuracy": (("chain", "draw", "arm"), d)}, coords=coords)
+        else:
+            posterior = xr.Dataset(coords=coords)
+        super().__init__(posterior, arms.to_dataset(), prior=prior or {}, engine=engine,
+                         data_summary={"n_arms": arms.n_arms, "n_labeled": float(arms.n.sum()),
+                                       "n_pool": float(arms.pool_n.sum())},
+                         ci_prob=ci_prob, idata=idata, diagnostics=diagnostics)
+        self.arms = arms
+        self.estimator = estimator
+        self.surface = surface
+        self.fit_seconds = fit_seconds
+
+    @property
+    def mean(self) -> np.ndarray:
+        """Posterior mean accuracy per arm."""
+        return self.surface["mean"].to_numpy()
+
+    @property
+    def var(self) -> np.ndarray:
+        """Posterior variance of the accuracy per arm."""
+        return self.surface["var"].to_numpy()
+
+    def summary(self):
+        """One row per arm: attribute values, counts, mean, sd, HDI (a pandas DataFrame)."""
+        frame = self.surface.to_dataframe()
+        frame["sd"] = np.sqrt(frame["var"])
+        return frame
+
+    def worst_arms(self, k: int = 10, min_pool: float = 0.0):
+        """The ``k`` arms with the lowest posterior mean (among arms with ``pool_n >= min_pool``)."""
+        frame = self.summary()
+        return frame[frame["pool_n"] >= min_pool].sort_values("mean").head(k)
+
+    def marginal(self, x: str, y: str) -> xr.DataArray:
+        """Posterior mean accuracy over two attributes, the others marginalised by pool weight.
+
+        Examples
+        --------
+        >>> from pbassess.surface import ArmCounts, fit_surface
+        >>> a = ArmCounts.from_arrays([10, 10, 10], [9, 5, 8], values=[[0, 0, 0], [0, 0, 1], [1, 1, 0]],
+        ...                           attributes=("a", "b", "c"), pool_n=[100, 300, 50])
+        >>> m = fit_surface(a, estimator="beta-i").marginal("a", "b")
+        >>> m.dims, bool(np.isnan(m.sel(a=1, b=0)))
+        (('a', 'b'), True)
+        """
+        from pbassess.errors import ConfigError
+
+        for name in (x, y):
+            if name not in self.arms.attributes:
+                raise ConfigError(f"{name!r} is not an attribute of this surface ({', '.join(self.arms.attributes)})")
+        if x == y:
+            raise ConfigError("choose two different attributes for the heatmap")
+        frame = self.surface[["mean", "pool_n"]].to_dataframe()
+        frame["w"] = frame["pool_n"].where(frame["pool_n"] > 0, 1e-12)
+        frame["wm"] = frame["mean"] * frame["w"]
+        grouped = frame.groupby([x, y])[["wm", "w"]].sum()
+        table = (grouped["wm"] / grouped["w"]).unstack(y)
+        return xr.DataArray(table.to_numpy(dtype=float), dims=(x, y),
+                            coords={x: table.index.to_numpy(), y: table.columns.to_numpy()}, name="accuracy")
+
+    def sentence(self) -> str:
+        """One sentence naming the worst arm."""
+        i = int(np.argmin(self.mean))
+        desc = ", ".join(f"{a}={v}" for a, v in zip(self.arms.attributes, self.arms.values[i], strict=False))
+        lo, hi = self.surface["hdi_lower"].values[i], self.surface["hdi_upper"].values[i]
+        return (f"{self.estimator} surface over {self.arms.n_arms} arms from {int(self.arms.n.sum())} labels: "
+                f"lowest accuracy {self.mean[i]:.3f} ({self.ci_prob:.0%} HDI {lo:.3f}-{hi:.3f}) at {desc}")
+
+    def to_json(self) -> dict[str, Any]:
+        """The CLI contract object (attributes, arms, n, pool_n, mean, var, hdi, diagnostics, ...)."""
+        hdi = np.column_stack([self.surface["hdi_lower"].values, self.surface["hdi_upper"].values])
+        return _jsonable({
+            "metric": self.metric, "estimator": self.estimator, "inference": self.engine, "ci_prob": self.ci_prob,
+            "attributes": list(self.arms.attributes), "arms": self.arms.values.tolist(),
+            "n": self.arms.n.tolist(), "pool_n": self.arms.pool_n.tolist(), "mean": self.mean.tolist(),
+            "var": self.var.tolist(), "hdi": hdi.tolist(), "diagnostics": dict(self.diagnostics or {}),
+            "fit_seconds": self.fit_seconds, "sentence": self.sentence(),
+        })
+
+    def plot(self, **kwargs: Any):
+        """Heatmap of the surface over two attributes (see :func:`pbassess.plots.surface.plot_surface_heatmap`)."""
+        from pbassess.plots.surface import plot_surface_heatmap
+
+        return plot_surface_heatmap(self, **kwargs)

@@ -1,0 +1,78 @@
+"""The docs site's inputs agree with each other (nothing is built here: no Sphinx run, no drawing)."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+
+
+def _load(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_site_notebooks_match_the_tested_list_and_the_folder():
+    listed = re.findall(r"^notebooks/(\S+)\s*$", (DOCS / "notebooks.md").read_text(), flags=re.M)
+    tested = _load(ROOT / "tests" / "test_notebooks.py", "pbdocs_test_notebooks").NOTEBOOKS
+    assert [f"{name}.ipynb" for name in listed] == tested
+    assert sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb")) == sorted(tested)
+
+
+def test_api_pages_list_exactly_the_public_names(tmp_path):
+    api = _load(DOCS / "_ext" / "pbdocs_api.py", "pbdocs_api_under_test")
+    modules = api.documented_modules()
+    assert "pbassess.assess" in modules and "pbassess.calibration" in modules
+    assert not any(part.startswith("_") for m in modules for part in m.split("."))
+    page = api.module_page("pbassess.assess")
+    listed = re.findall(r"^   (\w+)$", page, flags=re.M)
+    import pbassess.assess
+
+    callables = [n for n in pbassess.assess.__all__ if callable(getattr(pbassess.assess, n))]
+    assert sorted(listed, key=str.lower) == sorted(callables, key=str.lower)
+    # pbassess.assess.accuracy's assess_accuracy is documented once, under pbassess.assess
+    assert "assess_accuracy" not in re.findall(r"^   (\w+)$", api.module_page("pbassess.assess.accuracy"), flags=re.M)
+
+
+def test_every_gallery_entry_names_a_public_plot_function():
+    gallery = _load(DOCS / "_ext" / "pbdocs_gallery.py", "pbdocs_gallery_under_test")
+    names = [entry[0] for entry in gallery.ENTRIES]
+    assert len(names) == len(set(names))
+    for _name, _title, target, snippet in gallery.ENTRIES:
+        parts = target.split(".")
+        for cut in range(len(parts) - 1, 0, -1):  # the longest importable module prefix
+            try:
+                module = importlib.import_module(".".join(parts[:cut]))
+                break
+            except ImportError:
+                continue
+        public, attrs = parts[cut], parts[cut:]
+        assert public in module.__all__, f"{target} is not public"
+        obj = module
+        for attr in attrs:
+            obj = getattr(obj, attr)
+        assert callable(obj)
+        assert attrs[-1] in snippet, f"the snippet for {target} does not call it"
+    page = gallery.page(gallery.ENTRIES)
+    assert page.count("grid-item-card") == len(names)
+    assert all(f"({'gallery-' + n})=" in page for n in names)
+
+
+@pytest.mark.parametrize("guide", ["accuracy", "calibration", "cost", "fairness", "hierarchical", "active", "session",
+                                   "surfaces", "shift", "estimation", "scale"])
+def test_every_method_has_a_guide_with_its_model_in_math_and_a_figure(guide):
+    text = (DOCS / f"{guide}.md").read_text()
+    index = (DOCS / "index.md").read_text()
+    assert re.search(rf"^{guide}$", index, flags=re.M), f"{guide}.md is not in the index toctree"
+    assert "$" in text, f"{guide}.md writes no maths"
+    assert re.search(r"\{(figure|image)\}|!\[", text), f"{guide}.md shows no figure"

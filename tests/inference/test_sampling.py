@@ -1,0 +1,139 @@
+"""The inference layer: one merge of sampler options, the progress-bar rule, the DataTree shape, diagnostics."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pymc
+import pytest
+import xarray as xr
+
+from pbassess.errors import ConfigError
+from pbassess.inference import (
+    diagnostics,
+    merge_sample_kwargs,
+    mock_pymc_sample,
+    quiet_progress,
+    resolve_inference,
+    sample_model,
+)
+from pbassess.pymc_models.accuracy import beta_binomial_model, sample_posterior
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.fixture
+def captured(monkeypatch):
+    """pm.sample replaced by the mock; the options it received are recorded."""
+    calls: list[dict] = []
+
+    def fake(*args, **kwargs):
+        calls.append(kwargs)
+        return mock_pymc_sample(*args, **kwargs)
+
+    monkeypatch.setattr(pymc, "sample", fake)
+    return calls
+
+
+def test_progress_bar_shows_when_a_person_watches(captured, monkeypatch):
+    """Issue 7 defect: progressbar=False was hard-coded in three samplers."""
+    monkeypatch.setattr(pymc, "compute_log_likelihood", lambda *args, **kwargs: None)  # plumbing only
+    with pymc.Model() as model:  # the smallest model: only the options handed to pm.sample matter here
+        pymc.Normal("x")
+    small = {"draws": 10, "tune": 10, "chains": 1}
+    monkeypatch.setattr("sys.stderr", _Terminal())
+    sample_posterior(model, seed=1, sample_kwargs=small)           # the old entry point
+    sample_model(model, seed=1, sample_kwargs=small)
+    with quiet_progress():                                          # what --json uses
+        sample_model(model, seed=1, sample_kwargs=small)
+    monkeypatch.setattr("sys.stderr", io.StringIO())               # stderr redirected to a file
+    sample_model(model, seed=1, sample_kwargs=small)
+    sample_model(model, seed=1, sample_kwargs=small, progressbar=True)
+    assert [c["progressbar"] for c in captured] == [True, True, False, False, True]
+
+
+def test_hierarchical_and_confusion_samplers_use_the_same_rule(captured, monkeypatch):
+    from pbassess.hierarchical.models import accuracy_model
+    from pbassess.hierarchical.models import sample_model as hier_sample
+    from pbassess.pymc_models.confusion import confusion_model, sample_confusion_model
+
+    monkeypatch.setattr(pymc, "compute_log_likelihood", lambda *args, **kwargs: None)  # plumbing only
+    monkeypatch.setattr("sys.stderr", _Terminal())
+    hier_sample(accuracy_model([30, 4], [27, 2], environments=["a", "b"]), seed=1, draws=10, tune=10, chains=1)
+    sample_confusion_model(confusion_model([[8, 2], [1, 9]], np.ones((2, 2))), seed=1,
+                           sample_kwargs={"draws": 10, "tune": 10, "chains": 1})
+    assert [c["progressbar"] for c in captured] == [True, True]
+    assert captured[0]["target_accept"] == 0.95  # the hierarchical default survives the merge
+
+
+def test_merge_sample_kwargs_user_wins_and_is_checked():
+    kw = merge_sample_kwargs({"draws": 200, "sampler": "pymc"}, defaults={"target_accept": 0.9}, seed=3,
+                             progressbar=False)
+    assert (kw["draws"], kw["tune"], kw["chains"], kw["nuts_sampler"], kw["target_accept"], kw["random_seed"]) == \
+        (200, 1000, 4, "pymc", 0.9, 3)
+    assert isinstance(merge_sample_kwargs(seed=np.random.default_rng(0))["random_seed"], int)
+    for bad, match in (({"draws": -1}, "draws must be a positive"), ({"tune": 1.5}, "tune must be"),
+                       ({"draws": 10_000_000_000}, "too large"), ({"sampler": "gibbs"}, "unknown sampler"),
+                       ({"return_inferencedata": False}, "not supported"), ("fast", "must be a dict")):
+        with pytest.raises(ConfigError, match=match):
+            merge_sample_kwargs(bad)
+
+
+def test_inference_names_and_aliases():
+    assert resolve_inference("nuts") == resolve_inference("mcmc") == resolve_inference(engine="mcmc") == "nuts"
+    assert resolve_inference() == "conjugate"
+    with pytest.raises(ConfigError, match="disagree"):
+        resolve_inference("conjugate", "mcmc")
+
+
+def test_sample_model_returns_every_group_and_hides_internal_coordinates(captured):
+    model = beta_binomial_model([10, 4], [7, 1], 1.0, 1.0, coords=["a", "b"])
+    idata = sample_model(model, seed=1, sample_kwargs={"draws": 30, "chains": 2})
+    assert {"posterior", "sample_stats", "observed_data", "log_likelihood"} <= set(idata.children)
+    assert list(idata["posterior"].data_vars) == ["accuracy"]
+    assert "accuracy_asinh_logit" in idata["unconstrained_posterior"]
+    assert idata["log_likelihood"]["correct"].dims == ("chain", "draw", "class")
+    # The log-likelihood is the Binomial of the counts under each draw.
+    from scipy import stats
+
+    theta = idata["posterior"]["accuracy"].to_numpy()
+    expected = stats.binom.logpmf([7, 1], [10, 4], theta)
+    np.testing.assert_allclose(idata["log_likelihood"]["correct"].to_numpy(), expected, rtol=1e-8)
+
+
+def _tree(values: np.ndarray, diverging: int = 0) -> xr.DataTree:
+    chains, draws = values.shape[:2]
+    post = xr.Dataset({"theta": (("chain", "draw", "k"), values)})
+    div = np.zeros((chains, draws), dtype=bool)
+    div.flat[:diverging] = True
+    return xr.DataTree.from_dict({"posterior": post, "sample_stats": xr.Dataset({"diverging": (("chain", "draw"), div)})})
+
+
+def test_diagnostics_do_not_raise_false_alarms_over_many_parameters():
+    """Issue 8: the max of 1,000 element-wise R-hats exceeds 1.01 on sound fits; the summary R-hat does not."""
+    rng = np.random.default_rng(3)
+    sound = rng.normal(size=(4, 150, 1000))  # exact independent draws: a perfectly mixed fit
+    d = diagnostics(_tree(sound), warn=False)
+    assert d["max_rhat_elementwise"] > 1.01        # the old check would have failed this fit
+    assert d["max_rhat"] < 1.01 and d["ok"]
+    assert "worst of mean/min/max" in d["rhat_method"]
+
+
+def test_diagnostics_catch_a_stuck_chain_and_divergences():
+    rng = np.random.default_rng(4)
+    stuck = rng.normal(size=(4, 500, 50))
+    stuck[0, :, 7] += 4.0                          # one element of one chain elsewhere
+    d = diagnostics(_tree(stuck), warn=False)
+    assert not d["ok"] and any("R-hat" in p for p in d["problems"])
+    with pytest.warns(UserWarning, match="3 divergent transitions"):
+        d = diagnostics(_tree(rng.normal(size=(2, 500, 3)), diverging=3))
+    assert not d["ok"] and d["divergences"] == 3
+
+
+def test_one_chain_says_rhat_was_skipped():
+    d = diagnostics(_tree(np.random.default_rng(5).normal(size=(1, 500, 3))), warn=False)
+    assert d["max_rhat"] is None and "R-hat skipped" in d["rhat_note"] and d["chains"] == 1

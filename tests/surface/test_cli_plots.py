@@ -1,0 +1,86 @@
+"""``pbassess surface`` / ``surface-explore`` and the surface figures."""
+
+import json
+
+import matplotlib
+import numpy as np
+import pytest
+
+matplotlib.use("Agg")
+
+from pbassess.cli import main  # noqa: E402
+from pbassess.plots.surface import plot_mse_curves, plot_surface_heatmap, plot_worst_arms  # noqa: E402
+from pbassess.surface import ArmCounts, fit_surface  # noqa: E402
+from pbassess.surface.synthetic import synthetic_surface  # noqa: E402
+
+
+@pytest.fixture()
+def pool_file(tmp_path):
+    syn = synthetic_surface(800, 3, seed=0)
+    p = syn.preds
+    path = tmp_path / "pool.csv"
+    import pandas as pd
+
+    frame = pd.DataFrame({"item_id": p.item_ids, "label": p.labels, "predicted": p.predicted,
+                          "confidence": p.confidence, **{a: p.groups[a] for a in syn.attributes}})
+    frame.to_csv(path, index=False)
+    return path
+
+
+def test_surface_json_contract(pool_file, capsys):
+    code = main(["surface", str(pool_file), "--attributes", "a0,a1", "--estimator", "beta-i",
+                 "--subsample-labels", "100", "--seed", "3", "--json"])
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["attributes"] == ["a0", "a1"] and len(out["arms"]) == 4
+    assert sum(out["n"]) == 100 and sum(out["pool_n"]) == 800
+    for lo_hi, m in zip(out["hdi"], out["mean"], strict=False):
+        assert lo_hi[0] <= m <= lo_hi[1]
+    assert set(out) >= {"mean", "var", "diagnostics", "inference"}
+
+
+def test_surface_bad_input_exits_2(pool_file, capsys):
+    assert main(["surface", str(pool_file), "--attributes", "nope", "--estimator", "beta-i"]) == 2
+    assert "attribute column 'nope' not found" in capsys.readouterr().err
+    assert main(["surface", str(pool_file), "--attributes", "a0", "--estimator", "additive",
+                 "--inference", "conjugate"]) == 2
+
+
+def test_surface_explore_json(pool_file, capsys):
+    code = main(["surface-explore", str(pool_file), "--attributes", "a0,a1,a2", "--estimator", "beta-i",
+                 "--budget", "60", "--batch-size", "20", "--seeds", "2", "--json"])
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["n_labels"] == [20.0, 40.0, 60.0]
+    assert len(out["macro_mse"]["mean"]) == 3 and all(s >= 0 for s in out["macro_mse"]["sd"])
+
+
+def _result():
+    arms = ArmCounts.from_arrays([10, 10, 10, 4], [9, 5, 8, 1], values=[[0, 0], [0, 1], [1, 0], [1, 1]],
+                                 attributes=("sex", "dis"), pool_n=[100, 300, 50, 10])
+    return fit_surface(arms, estimator="beta-i")
+
+
+def test_heatmap_draws_the_marginal_table():
+    r = _result()
+    fig = plot_surface_heatmap(r, "sex", "dis")
+    ax = fig.axes[0]
+    image = ax.images[0].get_array()
+    assert image.shape == (2, 2)
+    assert np.allclose(image, r.marginal("sex", "dis").values)
+    assert [t.get_text() for t in ax.texts] == [f"{v:.2f}" for v in r.marginal("sex", "dis").values.ravel()]
+    assert ax.get_ylabel() == "sex" and ax.get_xlabel() == "dis"
+
+
+def test_worst_arms_forest_and_mse_curves():
+    r = _result()
+    ax = plot_worst_arms(r, 2).axes[0]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels == ["sex=1, dis=1 (n=4)", "sex=0, dis=1 (n=10)"]
+    assert np.allclose(sorted(ax.lines[0].get_xdata()), np.sort(r.mean)[:2])
+    import xarray as xr
+
+    ds = xr.Dataset({"macro_mse": (("seed", "round"), [[0.1, 0.05], [0.2, 0.07]]),
+                     "n_labels": (("seed", "round"), [[10, 20], [10, 20]])})
+    ax = plot_mse_curves({"random": ds, "variance": ds * 0.5}).axes[0]
+    assert len(ax.lines) == 2 and np.allclose(ax.lines[0].get_ydata(), [0.15, 0.06])
