@@ -223,7 +223,18 @@ def test_calibration_fit_consistency(rng, tmp_path):
     assert {"max_rhat", "min_ess_bulk", "divergences", "ok"} <= set(out["diagnostics"]) and len(out["ece"]["mean"]) == 3
     back = AssessmentResult.load(r.save(tmp_path / "c.nc"))
     assert isinstance(back, HierarchicalCalibrationResult)
-    assert r.plot().axes
+    fig = r.plot()
+    # What is drawn is the result's own posterior summary (the plot computes nothing): the
+    # error-bar points of each panel are the bin-accuracy posterior means, titles carry the ECE.
+    acc = r.interval("bin_accuracy")
+    assert np.allclose(acc["mean"], theta.mean(axis=0)) and acc["hdi"].shape == theta.shape[1:] + (2,)
+    ece_mean = r.interval("ece")["mean"]
+    for i, env in enumerate(r.environments):
+        ax = fig.axes[i]
+        ok = np.isfinite(r.counts["score"].to_numpy()[i])
+        points = [c for c in ax.containers if hasattr(c, "lines") and c.lines[0] is not None]
+        assert np.allclose(points[0].lines[0].get_ydata(), acc["mean"][i][ok])
+        assert ax.get_title() == f"{env}\nECE {ece_mean[i]:.3f}, n={int(r.counts['n_labeled'].to_numpy()[i].sum())}"
 
 
 def test_calibration_model_drops_empty_bins(rng):

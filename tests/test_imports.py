@@ -188,9 +188,8 @@ def test_a_module_imported_first_loads_alone(first):
 #: Computing modules a plotting module must not import: plots only draw what results hold.
 COMPUTING = ("pbassess.stats", "pbassess.metrics", "pbassess.counting", "pbassess.inference", "pbassess.pymc_models",
              "pymc", "scipy", "arviz")
-#: Known exception (reported, to be moved into SimulationResult.summary()): the active plots
-#: compute labels-to-MRR and its bootstrap interval over runs.
-PLOT_COMPUTE_EXCEPTIONS = {("pbassess.plots.active", "pbassess.active.evaluation")}
+#: Known exceptions of plots importing a computing module (none today).
+PLOT_COMPUTE_EXCEPTIONS: set[tuple[str, str]] = set()
 
 
 def test_plots_import_no_computing_module():

@@ -180,4 +180,4 @@ class SimulationResult(AssessmentResult):
         """MRR curves, success curves and labels to MRR side by side (:func:`pbassess.plots.active.plot_active`)."""
         from pbassess.plots.active import plot_active
 
-        return plot_active(self.dataset, threshold=threshold)
+        return plot_active(self, threshold=threshold)

@@ -6,12 +6,18 @@ from __future__ import annotations
 
 import copy
 import html
+import json
+import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from pbassess._json import to_jsonable
+from pbassess.active.state import _os_reason, atomic_write_bytes
+from pbassess.constants import CI_PROB, DEFAULT_DRAWS
 from pbassess.data.predictions import Predictions
+from pbassess.errors import PbassessError
 
 __all__ = ["SessionViews"]
 
@@ -111,3 +117,54 @@ class SessionViews:
                 f"batch {cfg['batch_size']}; {self.n_labeled} of {self._pool.n_items} items labeled, "
                 f"{len(self._state['outstanding'])} waiting.<br>{html.escape(result.sentence())}</p>")
         return head + table.to_html(float_format=lambda v: f"{v:.3f}", max_rows=40)
+
+    # ------------------------------------------------------------------ summaries and reports
+    def status(self, n_draws: int = DEFAULT_DRAWS, *, ci_prob: float = CI_PROB) -> dict[str, Any]:
+        """Labels so far, the posterior summary per class, and the answer with its probability.
+
+        Returns
+        -------
+        dict
+            ``labeled``, ``pool_items``, ``outstanding``, ``target``, ``top_m``, ``strategy``,
+            ``metric``, ``answer`` (class names), ``probability`` (posterior probability that
+            the answer is exactly the true top-m set; ``None`` for ``estimation``),
+            ``ci_prob``, ``sentence`` and ``classes`` (one dict per class: ``pool``,
+            ``labeled``, ``correct``, ``mean`` and ``hdi`` of the target's metric,
+            ``accuracy_mean``, ``accuracy_hdi``, ``p_answer``).
+        """
+        return self.posterior(n_draws, ci_prob=ci_prob).to_json()
+
+    def report(self, out_dir: str | os.PathLike, n_draws: int = DEFAULT_DRAWS, *,
+               ci_prob: float = CI_PROB) -> dict[str, Path]:
+        """Write the figures and ``status.json`` to ``out_dir``.
+
+        Figures: ``accuracy.png`` (posterior accuracy per class with HDIs), ``answer.png``
+        (P(being in the answer) per class, or the posterior sd for ``estimation``),
+        ``labels.png`` (labels per class against the pool), and ``metric.png`` (ECE or cost
+        per class) for the calibration and cost targets.
+
+        Returns
+        -------
+        dict of name to path
+        """
+        import matplotlib.pyplot as plt
+
+        out = Path(out_dir)
+        result = self.posterior(n_draws, ci_prob=ci_prob)
+        kinds = ["accuracy", "answer", "labels"] + (["metric"] if result.options["metric"] != "accuracy" else [])
+        written: dict[str, Path] = {}
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            for kind in kinds:
+                fig = result.plot(kind=kind)
+                try:
+                    fig.savefig(out / f"{kind}.png", dpi=110, bbox_inches="tight")
+                finally:
+                    plt.close(fig)
+                written[kind] = out / f"{kind}.png"
+            status = (json.dumps(to_jsonable(result.to_json()), indent=1) + "\n").encode()
+            written["status"] = atomic_write_bytes(out / "status.json", status)
+        except OSError as exc:
+            raise PbassessError(f"could not write the report to {out}: {_os_reason(exc)}; the session state is "
+                                "unchanged") from None
+        return written

@@ -194,6 +194,8 @@ def read_cost_matrix(path: str | Path, classes: tuple[str, ...]) -> np.ndarray:
     """
     from pbassess.stats.cost import read_cost_matrix_file  # the one cost-matrix reader
 
+    if not Path(path).exists():
+        raise ConfigError(f"--cost-matrix: file not found: {path}")
     try:
         return read_cost_matrix_file(path, [str(c) for c in classes])
     except ConfigError as exc:

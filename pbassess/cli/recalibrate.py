@@ -37,7 +37,7 @@ def register(subparsers: Any) -> None:
                     "calibration on a random share of the labeled items; report ECE, NLL and Brier score "
                     "before and after on the rest, with posteriors.",
     )
-    p.add_argument("data", metavar="DATA", help="a prediction file or a registered name (see `pbassess data list`)")
+    p.add_argument("data", metavar="DATA", help="a prediction file or a registered name (see: pbassess data list)")
     p.add_argument("--method", required=True, metavar="{" + ",".join(METHODS) + "}", help="recalibration method")
     p.add_argument("--fit-fraction", default="0.5", metavar="F",
                    help="share of the labeled items used to fit (default 0.5)")

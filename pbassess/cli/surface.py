@@ -55,7 +55,9 @@ def register(subparsers: Any) -> None:
     _common(e)
     e.add_argument("--budget", type=int, required=True, help="labels to spend")
     e.add_argument("--batch-size", type=int, default=10, help="arms labeled per round")
-    e.add_argument("--strategy", default="variance", choices=["variance", "thompson", "bayes-ucb", "random"])
+    e.add_argument("--strategy", default="variance", choices=["variance", "thompson", "bayes-ucb", "random"],
+                   help="how to choose the next arms: highest posterior variance, Thompson sampling or Bayes-UCB "
+                        "for the worst arms, or at random (default: variance)")
     e.add_argument("--seeds", type=int, default=3, help="number of seeds (0, 1, ...)")
     e.add_argument("--min-support", type=float, default=0.0, help="score only arms with at least this many items")
     e.set_defaults(func=run_explore)

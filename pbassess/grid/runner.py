@@ -131,6 +131,25 @@ def open_client(scheduler: str | None) -> tuple[Any, Callable[[], None]] | tuple
     return client, client.close
 
 
+def _expected_cost(cell: Cell, sizes: dict[str, int]) -> float:
+    """A rough cost of a cell (runs x labels per run), to start the longest cells first."""
+    n_items = sizes.get(cell.dataset, 10_000)
+    labels = n_items if cell.budget is None else min(cell.budget, n_items)
+    return float(cell.runs) * labels * (3.0 if cell.target == "most-miscalibrated" else 1.0)
+
+
+def _pool_sizes() -> dict[str, int]:
+    """Items per registered data set, from the cards (no data is read)."""
+    from pbassess.data.registry import list_models
+
+    sizes = {}
+    for card in list_models():
+        n_items = (card.extra or {}).get("n_items")
+        if isinstance(n_items, int):
+            sizes[card.name] = n_items
+    return sizes
+
+
 def _progress_bar(total: int, enabled: bool | None):
     from tqdm.auto import tqdm
 
@@ -193,8 +212,12 @@ def run_grid(cells: Sequence[Cell], out: str | Path, *, scheduler: str | None = 
         else:
             from dask.distributed import as_completed
 
-            futures = {client.submit(run_cell, cell, pure=False, key=f"pbassess-cell-{cell.key}"): cell
-                       for cell in todo}
+            sizes = _pool_sizes()
+            # longest cells first, so that no worker is left alone with a long cell at the end
+            ordered = sorted(todo, key=lambda c: -_expected_cost(c, sizes))
+            futures = {client.submit(run_cell, cell, pure=False, key=f"pbassess-cell-{cell.key}",
+                                     priority=len(ordered) - i): cell
+                       for i, cell in enumerate(ordered)}
             for future in as_completed(futures):
                 cell = futures[future]
                 ds = future.result()

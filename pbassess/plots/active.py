@@ -1,7 +1,8 @@
 """Plots of active-assessment experiments (the result of :func:`pbassess.active.experiment.simulate`).
 
-Drawing never computes statistics beyond run averages: each function takes the
-:class:`~pbassess.active.result.SimulationResult` (or its Dataset) and returns a matplotlib Figure.
+Drawing never computes statistics beyond run averages and their standard errors: each function
+takes the :class:`~pbassess.active.result.SimulationResult` and returns a matplotlib Figure; the
+labels-to-MRR values and intervals come from ``result.summary()``.
 
 * :func:`plot_mrr`: run-averaged MRR against the fraction of the pool labeled, one line per
   (strategy, prior), with a band of +-2 standard errors of the run average.
@@ -16,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from pbassess.errors import ConfigError
 from pbassess.plots._common import figure_and_axes
 
 __all__ = ["plot_active", "plot_label_efficiency", "plot_mrr", "plot_success"]
@@ -56,7 +58,7 @@ def _curve_axes(ds, var: str, ylabel: str, ax=None, band: bool = True):
     ax.set_ylim(0, 1.02)
     ax.set_xlim(0, x[-1])
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)  # off the data
     ax.set_title(_title(ds), fontsize=9)
     return fig, ax
 
@@ -92,10 +94,11 @@ def plot_success(ds: Any, ax=None):
     return fig
 
 
-def plot_label_efficiency(ds: Any, threshold: float = 0.99, ax=None):
+def plot_label_efficiency(result: Any, threshold: float = 0.99, ax=None):
     """Bar chart of the fraction of the pool needed until the run-averaged MRR reaches ``threshold``.
 
-    Combinations that never reach it are drawn at 1 and hatched.
+    Combinations that never reach it are drawn at 1 and hatched. The values and their intervals
+    are read from ``result.summary(threshold)`` (this function only draws).
 
     Examples
     --------
@@ -105,17 +108,16 @@ def plot_label_efficiency(ds: Any, threshold: float = 0.99, ax=None):
     >>> len(plot_label_efficiency(simulate(p, strategies="ts,random-item", runs=3, log_every=1)).axes)
     1
     """
-    from pbassess.active.evaluation import labels_to_mrr, labels_to_mrr_interval
-
-    ds = _dataset(ds)
+    table = result.summary(threshold) if hasattr(result, "summary") else None
+    if table is None:
+        raise ConfigError("plot_label_efficiency needs the SimulationResult that simulate() returns "
+                          "(it reads the labels-to-MRR table from result.summary())")
+    ds = _dataset(result)
     fig, ax, _ = figure_and_axes(ax, (4.5, 0.45 * ds.sizes["strategy"] * ds.sizes["prior"] + 1.2))
-    labels, values, intervals = [], [], []
-    for s, p, label in _combos(ds):
-        labels.append(label)
-        curves = ds["mrr"].sel(strategy=s, prior=p).values
-        args = (ds["labels"].values, int(ds.attrs["n_items"]), threshold)
-        values.append(labels_to_mrr(curves, *args))
-        intervals.append(labels_to_mrr_interval(curves, *args, n_boot=200) if curves.shape[0] > 1 else (np.nan,) * 2)
+    single_prior = ds.sizes["prior"] == 1
+    labels = [str(r.strategy) if single_prior else f"{r.strategy} ({r.prior})" for r in table.itertuples()]
+    values = table["labels_to_mrr"].to_numpy(dtype=float)
+    intervals = table[["labels_to_mrr_low", "labels_to_mrr_high"]].to_numpy(dtype=float)
     y = np.arange(len(labels))
     vals = np.array(values)
     never = np.isnan(vals)
@@ -140,7 +142,7 @@ def plot_label_efficiency(ds: Any, threshold: float = 0.99, ax=None):
     return fig
 
 
-def plot_active(ds: Any, threshold: float = 0.99):
+def plot_active(result: Any, threshold: float = 0.99):
     """MRR curves, success curves and the label-efficiency bars side by side.
 
     Examples
@@ -153,10 +155,9 @@ def plot_active(ds: Any, threshold: float = 0.99):
     """
     import matplotlib.pyplot as plt
 
-    ds = _dataset(ds)
     fig, axes = plt.subplots(1, 3, figsize=(15, 3.8), gridspec_kw={"width_ratios": [1.2, 1.2, 0.9]})
-    plot_mrr(ds, ax=axes[0])
-    plot_success(ds, ax=axes[1])
-    plot_label_efficiency(ds, threshold, ax=axes[2])
+    plot_mrr(result, ax=axes[0])
+    plot_success(result, ax=axes[1])
+    plot_label_efficiency(result, threshold, ax=axes[2])
     fig.tight_layout()
     return fig

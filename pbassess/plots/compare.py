@@ -59,7 +59,7 @@ def plot_comparison(result: Any, *, axes: Any = None):
     ax.set_yticklabels([f"{a} - {b}" for a, b in zip(pairs["a"], pairs["b"], strict=True)])
     ax.set_xlabel("difference")
     ax.set_title("pairwise differences")
-    ax.legend(fontsize="small", loc="best")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)  # off the data
     fig.tight_layout()
     return fig
 
@@ -100,7 +100,7 @@ def plot_fairness(comparisons: Mapping[str, Any], *, pair: int = 0, axes: Any = 
     axes[0].set_yticks(y)
     axes[0].set_yticklabels(names)
     axes[0].set_xlabel(first.compared_metric)
-    axes[0].legend(fontsize="small", title=str(first.options.get("by", "group")))
+    axes[0].legend(fontsize="small", title=str(first.options.get("by", "group")), loc="upper center", bbox_to_anchor=(0.5, -0.18), borderaxespad=0)  # off the data
     rows = [comparisons[n].pairs_summary().iloc[pair] for n in names]
     r = first.rope
     if r > 0:
@@ -109,7 +109,7 @@ def plot_fairness(comparisons: Mapping[str, Any], *, pair: int = 0, axes: Any = 
     axes[1].hlines(y, [row["hdi_low"] for row in rows], [row["hdi_high"] for row in rows], color="C3", lw=2)
     axes[1].plot([row["diff_mean"] for row in rows], y, "o", color="C3", ms=4)
     axes[1].set_xlabel(f"{rows[0]['a']} - {rows[0]['b']}")
-    axes[1].legend(fontsize="small")
+    axes[1].legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.18), borderaxespad=0)  # off the data
     pct = int(round(first.ci_prob * 100))
     fig.suptitle(f"{first.compared_metric} by {first.options.get('by', 'group')}: means and {pct}% HDIs")
     fig.tight_layout()
@@ -137,6 +137,6 @@ def plot_labeling_curves(simulation: Any, *, ax: Any = None):
     ax.set_ylabel("P(decision = full-data decision)")
     ax.set_title(f"{simulation.groups[0]} - {simulation.groups[1]}: full-data decision "
                  f"'{simulation.full_decision}' (r={simulation.rope:g})")
-    ax.legend(fontsize="small")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)  # off the data
     fig.tight_layout()
     return fig

@@ -152,7 +152,7 @@ def plot_ece(result: Any, *, ax: Any = None):
     ax.set_yticks(y)
     ax.set_yticklabels(table["environment"])
     ax.set_xlabel("expected calibration error")
-    ax.legend(fontsize="small")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)  # off the data
     fig.tight_layout()
     return fig
 
@@ -183,6 +183,6 @@ def plot_pooling_comparison(comparison: Any, *, ax: Any = None):
     ax.set_yticks(y0)
     ax.set_yticklabels([f"{e} (n={int(c)})" for e, c in zip(envs, n, strict=True)])
     ax.set_xlabel("accuracy")
-    ax.legend(fontsize="small")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)  # off the data
     fig.tight_layout()
     return fig

@@ -114,5 +114,5 @@ def plot_mse_curves(curves: Mapping[str, Any], metric: str = "macro_mse", *, ax:
         ax.set_yscale("log")
     ax.set_xlabel("labels")
     ax.set_ylabel(metric.replace("_", " "))
-    ax.legend()
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)  # off the data
     return fig if created else ax

@@ -44,6 +44,28 @@ def test_a_dataframe_goes_straight_in(call):
     from_preds = call(pb.as_predictions(frame)).to_json()
     assert from_frame == from_preds
     assert {"metric", "inference", "ci_prob", "diagnostics", "sentence"} <= set(from_frame)
+    assert from_frame["diagnostics"]["ok"] is True  # conjugate fits carry the same diagnostics shape as NUTS fits
+
+
+def test_a_dataframe_goes_into_every_other_public_function(mocked, tmp_path):
+    """simulate, the labeling session, compare_models and assess_hierarchical take a DataFrame as the rest do."""
+    frame = _frame()
+    keys = {"metric", "inference", "ci_prob", "diagnostics", "sentence"}
+    pool = frame.assign(label=frame["label"].fillna("0"))  # a simulation needs every label
+    sim = pb.simulate(pool, "least-accurate", "ts", runs=2, seed=0)
+    again = pb.simulate(pb.as_predictions(pool), "least-accurate", "ts", runs=2, seed=0)
+    np.testing.assert_array_equal(sim.dataset["mrr"].to_numpy(), again.dataset["mrr"].to_numpy())  # timings differ
+    session = pb.LabelingSession.start(frame, tmp_path / "s.json", target="least-accurate", seed=0)
+    assert session.pool.n_items == len(frame) and len(session.next_batch()) > 0
+    other = frame.assign(confidence=np.clip(frame["confidence"] * 0.97, 0.5, 1.0))
+    models = pb.compare_models({"a": frame, "b": other}, seed=0, draws=200)
+    assert models.to_json() == pb.compare_models({"a": pb.as_predictions(frame), "b": pb.as_predictions(other)},
+                                                 seed=0, draws=200).to_json()
+    hier = pb.assess_hierarchical(frame, "site", seed=0, sample_kwargs={"draws": 30, "tune": 30, "chains": 1})
+    assert hier.environments == ["x", "y"]
+    for result in (sim, session.posterior(), models, hier):
+        out = result.to_json()
+        assert keys <= set(out) and isinstance(out["diagnostics"]["ok"], bool)
 
 
 def test_compare_groups_nuts_honours_draws_and_returns_a_datatree(mocked):
