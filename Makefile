@@ -36,6 +36,8 @@ bench: setup
 	$(PY) benchmarks/static.py
 	$(PY) benchmarks/active.py
 	$(PY) benchmarks/hierarchical.py
+	$(PY) benchmarks/scale.py
+	$(PY) benchmarks/grid.py
 
 # Warnings are errors; --keep-going lists them all. API pages, gallery figures and notebook copies are
 # regenerated at every build (docs/api, docs/gallery, docs/notebooks: not committed); notebook
