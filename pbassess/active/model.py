@@ -46,7 +46,7 @@ import numpy as np
 
 from pbassess.constants import DEFAULT_BINS, DEFAULT_PSEUDOCOUNT
 from pbassess.errors import ConfigError
-from pbassess.stats import beta_prior, bin_edges
+from pbassess.stats import beta_prior, bin_edges, check_pseudocount
 
 __all__ = [
     "ACCURACY_TARGETS", "PRIORS", "TARGETS", "PoolCells", "TargetInfo", "TargetPrior", "cell_counts", "check_pseudocount",
@@ -92,19 +92,6 @@ def check_prior(prior: str) -> str:
 def prior_names() -> tuple[str, ...]:
     """The built-in :data:`PRIORS` followed by any added with :func:`register_prior`."""
     return tuple(_BUILDERS)
-
-
-def check_pseudocount(pseudocount: Any) -> float:
-    """The pseudocount as a positive finite float, else a one-line ConfigError."""
-    if isinstance(pseudocount, bool):
-        raise ConfigError(f"the pseudocount must be a positive number, got {pseudocount!r}")
-    try:
-        pc = float(pseudocount)
-    except (TypeError, ValueError):
-        raise ConfigError(f"the pseudocount must be a positive number, got {pseudocount!r}") from None
-    if not np.isfinite(pc) or pc <= 0:
-        raise ConfigError(f"the pseudocount must be positive, got {pseudocount}")
-    return pc
 
 
 def target_info(target: str) -> TargetInfo:

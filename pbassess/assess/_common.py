@@ -9,6 +9,7 @@ import numpy as np
 
 from pbassess.errors import ConfigError, DataError
 from pbassess.inference import check_count, check_memory, resolve_inference
+from pbassess.stats.beta import check_pseudocount  # noqa: F401  (re-exported: the assessments import it from here)
 
 __all__ = ["ENGINES", "as_pool", "check_ci_prob", "check_common", "check_draws", "check_options", "check_pseudocount",
            "check_sample_kwargs", "nuts_draws", "percent"]
@@ -57,17 +58,6 @@ def check_sample_kwargs(sample_kwargs: Any) -> dict[str, Any]:
     if sample_kwargs is not None and not isinstance(sample_kwargs, Mapping):
         raise ConfigError(f"sample_kwargs must be a dict of pm.sample options, got {type(sample_kwargs).__name__}")
     return dict(sample_kwargs or {})
-
-
-def check_pseudocount(pseudocount: Any) -> float:
-    """The prior strength as a positive float."""
-    try:
-        pc = float(pseudocount)
-    except (TypeError, ValueError):
-        raise ConfigError(f"pseudocount must be a positive number, got {pseudocount!r}") from None
-    if not np.isfinite(pc) or pc <= 0:
-        raise ConfigError(f"pseudocount must be a positive number, got {pseudocount!r}")
-    return pc
 
 
 def check_options(inference: Any, engine: Any, draws: Any, ci_prob: Any, sample_kwargs: Any) -> tuple[str, int, float, dict]:

@@ -9,7 +9,32 @@ import numpy as np
 from pbassess.constants import CI_PROB
 from pbassess.errors import ConfigError
 
-__all__ = ["beta_hdi", "beta_posterior", "beta_prior"]
+__all__ = ["beta_hdi", "beta_posterior", "beta_prior", "check_pseudocount"]
+
+
+def check_pseudocount(pseudocount: Any) -> float:
+    """The prior strength as a positive finite float, else a one-line ConfigError.
+
+    The one check of every pseudocount (Beta and Dirichlet priors, assessments, active targets).
+
+    Examples
+    --------
+    >>> check_pseudocount(2)
+    2.0
+    >>> check_pseudocount(0)
+    Traceback (most recent call last):
+    ...
+    pbassess.errors.ConfigError: the pseudocount must be a positive number, got 0
+    """
+    if isinstance(pseudocount, bool):
+        raise ConfigError(f"the pseudocount must be a positive number, got {pseudocount!r}")
+    try:
+        pc = float(pseudocount)
+    except (TypeError, ValueError):
+        raise ConfigError(f"the pseudocount must be a positive number, got {pseudocount!r}") from None
+    if not np.isfinite(pc) or pc <= 0:
+        raise ConfigError(f"the pseudocount must be a positive number, got {pseudocount!r}")
+    return pc
 
 
 def beta_prior(kind: str, n_regions: int, pseudocount: float = 2.0, mean: Any = None) -> tuple[np.ndarray, np.ndarray]:
@@ -32,9 +57,7 @@ def beta_prior(kind: str, n_regions: int, pseudocount: float = 2.0, mean: Any = 
     >>> a.round(6).tolist(), b.round(6).tolist()
     ([9.0, 5.0], [1.0, 5.0])
     """
-    pc = float(pseudocount)
-    if not np.isfinite(pc) or pc <= 0:
-        raise ConfigError(f"the pseudocount must be positive, got {pseudocount}")
+    pc = check_pseudocount(pseudocount)
     if kind == "uniform":
         return np.full(n_regions, pc / 2), np.full(n_regions, pc / 2)
     if kind == "informed":

@@ -24,6 +24,7 @@ import numpy as np
 
 from pbassess.data.cifar100 import CIFAR100_CLASSES, CIFAR100_PEOPLE, CIFAR100_SUPERCLASSES
 from pbassess.errors import ConfigError
+from pbassess.stats.beta import check_pseudocount
 from pbassess.stats.cost_file import read_cost_matrix_file
 from pbassess.stats.sampling import as_generator, dirichlet_draws
 
@@ -83,9 +84,7 @@ def dirichlet_prior(kind: str, n_classes: int, pseudocount: float = 2.0, mean_pr
     k = int(n_classes)
     if k < 2:
         raise ConfigError(f"a confusion prior needs at least two classes, got n_classes={n_classes}")
-    pc = float(pseudocount)
-    if not np.isfinite(pc) or pc <= 0:
-        raise ConfigError(f"the pseudocount must be positive, got {pseudocount}")
+    pc = check_pseudocount(pseudocount)
     uniform = np.full((k, k), pc / k)
     if kind == "uniform":
         return uniform
