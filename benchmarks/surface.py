@@ -8,7 +8,9 @@ arms, micro (support-weighted) MSE, MSE on the 50 least frequent arms, each raw 
 truth's own sampling variance t (1 - t) / support; plus fit time, max R-hat and divergences.
 ``confidence`` is the label-free baseline: each arm's mean model confidence.
 ``additive+conf`` is the additive model with the confidence covariate; ``additive(advi)``
-its ADVI fast path (error against NUTS printed).
+its ADVI fast path, printed with its error against NUTS: RMS gap of the posterior means on
+the scored arms, on arms with < 5 labels and on the 50 least frequent scored arms, and the
+median ratio of posterior sds (ADVI / NUTS). ``--first-seed`` lets seeds run in parallel jobs.
 
 Run: ``PBASSESS_DATA_DIR=/work/shared/data python benchmarks/surface.py [--budgets 500,2000,10000]
 [--seeds 1] [--estimators ...] [--draws 500 --tune 500 --chains 2]``.
@@ -41,15 +43,80 @@ ESTIMATORS = {
 }
 
 
+def print_row(budget: int, seed: int, name: str, e: dict, seconds: float, rhat: float, divergences: int) -> None:
+    """One table row (the same in process and from a grid)."""
+    print(f"{budget:6d} {seed:4d} {name:16s} {e['macro_mse']:8.5f} {e['macro_mse_corrected']:8.5f} "
+          f"{e['worst_mse']:8.5f} {e['micro_mse']:8.5f} {e['rare_mse']:8.5f} "
+          f"{e['rare_mse_corrected']:8.5f} {seconds:6.1f} {rhat:6.3f} {divergences:4d}", flush=True)
+
+
+def print_gap(mean: np.ndarray, nuts_mean: np.ndarray, keep: np.ndarray, rare: np.ndarray,
+              var: np.ndarray | None = None, nuts_var: np.ndarray | None = None,
+              pool_n: np.ndarray | None = None) -> None:
+    """ADVI against NUTS: RMS gap of the posterior means on scored arms, on arms with few labels and
+    on the 50 least frequent scored arms; median ratio of posterior sds (ADVI / NUTS)."""
+    gap = np.sqrt(np.mean((mean[keep] - nuts_mean[keep]) ** 2))
+    gap_rare = np.sqrt(np.mean((mean[rare] - nuts_mean[rare]) ** 2)) if rare.any() else float("nan")
+    line = f"{'':12s}ADVI vs NUTS posterior means: RMS gap {gap:.4f} on scored arms, {gap_rare:.4f} on arms with < 5 labels"
+    if pool_n is not None:
+        scored = np.flatnonzero(keep)
+        rarest = scored[np.argsort(pool_n[scored], kind="stable")[:50]]
+        line += f", {np.sqrt(np.mean((mean[rarest] - nuts_mean[rarest]) ** 2)):.4f} on the 50 rarest scored arms"
+    if var is not None and nuts_var is not None:
+        ratio = np.sqrt(var / nuts_var)
+        line += (f"; posterior sd ADVI/NUTS median {np.median(ratio[keep]):.2f} (scored), "
+                 f"{np.median(ratio[rare]) if rare.any() else float('nan'):.2f} (< 5 labels)")
+    print(line, flush=True)
+
+
+def run_on_grid(args: argparse.Namespace) -> None:
+    """The same table from surface cells run through pbassess.grid.run_grid (e.g. on a LocalCluster)."""
+    import tempfile
+
+    from pbassess.grid import SurfaceCell, run_grid
+    from pbassess.grid.surface_cells import parse_estimator
+
+    names = args.estimators.split(",")
+    for name in names:  # a grid cell names its estimator; it must mean what ESTIMATORS means here
+        if parse_estimator(name) != (ESTIMATORS[name] or (None, {})):
+            raise SystemExit(f"--scheduler: {name!r} means {ESTIMATORS[name]} here but {parse_estimator(name)} "
+                             "in pbassess.grid.surface_cells.parse_estimator")
+    cells = [SurfaceCell("acs-employment", tuple(ATTRIBUTES), name, budget=int(budget), seed=seed, draws=args.draws,
+                         tune=args.tune, chains=args.chains, min_support=args.min_support)
+             for budget in args.budgets.split(",") for seed in range(args.seeds) for name in names]
+    with tempfile.TemporaryDirectory() as tmp:
+        merged = run_grid(cells, args.out or tmp, scheduler=args.scheduler, progress=False)
+    nuts_mean = {}
+    for i, cell in enumerate(cells):
+        row = merged.isel(cell=i)
+        n_arms = int(np.isfinite(row["arm_pool"].values).sum())
+        mean = row["arm_mean"].values[:n_arms]
+        errors = {k: float(row[k].values) for k in ("macro_mse", "macro_mse_corrected", "worst_mse", "micro_mse",
+                                                     "rare_mse", "rare_mse_corrected")}
+        print_row(cell.budget, cell.seed, cell.estimator, errors, float(row["seconds"].values),
+                  float(row["max_rhat"].values), int(row["divergences"].values))
+        if cell.estimator == "additive":
+            nuts_mean[cell.budget, cell.seed] = mean
+        if cell.estimator == "additive(advi)" and (cell.budget, cell.seed) in nuts_mean:
+            print_gap(mean, nuts_mean[cell.budget, cell.seed], row["arm_pool"].values[:n_arms] >= args.min_support,
+                      row["arm_labels"].values[:n_arms] < 5)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--budgets", default="500,2000,10000")
     parser.add_argument("--seeds", type=int, default=1)
+    parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--estimators", default="confidence,cpredictor,beta-i,additive,additive+conf,additive(advi)")
     parser.add_argument("--draws", type=int, default=500)
     parser.add_argument("--tune", type=int, default=500)
     parser.add_argument("--chains", type=int, default=2)
     parser.add_argument("--min-support", type=float, default=50)
+    parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                        help="run the (budget, seed, estimator) cells through pbassess.grid.run_grid: 'local:N' "
+                             "(a LocalCluster of N worker processes) or a scheduler address (default: in process)")
+    parser.add_argument("--out", default=None, metavar="DIR",
+                        help="with --scheduler: the grid's folder (finished cells are skipped; default: temporary)")
     args = parser.parse_args()
     preds = load_data("acs-employment")
     full = count_arms(preds, ATTRIBUTES)
@@ -60,12 +127,15 @@ def main() -> None:
     header = (f"{'labels':>6s} {'seed':>4s} {'estimator':16s} {'macro':>8s} {'macro-c':>8s} {'worst50':>8s} "
               f"{'micro':>8s} {'rare50':>8s} {'rare-c':>8s} {'sec':>6s} {'rhat':>6s} {'div':>4s}")
     print(header, flush=True)
+    if args.scheduler:
+        run_on_grid(args)
+        return
     sample_kwargs = {"draws": args.draws, "tune": args.tune, "chains": args.chains}
     for budget in [int(b) for b in args.budgets.split(",")]:
-        for seed in range(args.seeds):
+        for seed in range(args.first_seed, args.first_seed + args.seeds):
             kept = hide_labels(preds, budget, seed=seed)
             arms = count_arms(kept, ATTRIBUTES)
-            nuts_mean = None
+            nuts_mean = nuts_var = None
             for name in args.estimators.split(","):
                 start = time.perf_counter()
                 diag: dict = {}
@@ -78,21 +148,14 @@ def main() -> None:
                         r = fit_surface(arms, estimator=estimator, seed=seed, sample_kwargs=sample_kwargs, **options)
                     mean, diag = r.mean, r.diagnostics or {}
                     if name == "additive":
-                        nuts_mean = mean
+                        nuts_mean, nuts_var = mean, r.var
                 seconds = time.perf_counter() - start
                 e = surface_errors(mean, truth, full.n, min_support=args.min_support)
                 rhat = diag.get("max_rhat")
-                print(f"{budget:6d} {seed:4d} {name:16s} {e['macro_mse']:8.5f} {e['macro_mse_corrected']:8.5f} "
-                      f"{e['worst_mse']:8.5f} {e['micro_mse']:8.5f} {e['rare_mse']:8.5f} "
-                      f"{e['rare_mse_corrected']:8.5f} {seconds:6.1f} {rhat if rhat is not None else float('nan'):6.3f} "
-                      f"{int(diag.get('divergences') or 0):4d}", flush=True)
+                print_row(budget, seed, name, e, seconds, rhat if rhat is not None else float("nan"),
+                          int(diag.get("divergences") or 0))
                 if name == "additive(advi)" and nuts_mean is not None:
-                    keep = full.pool_n >= args.min_support
-                    gap = np.sqrt(np.mean((mean[keep] - nuts_mean[keep]) ** 2))
-                    rare = arms.n < 5
-                    gap_rare = np.sqrt(np.mean((mean[rare] - nuts_mean[rare]) ** 2)) if rare.any() else float("nan")
-                    print(f"{'':12s}ADVI vs NUTS posterior means: RMS gap {gap:.4f} on scored arms, "
-                          f"{gap_rare:.4f} on arms with < 5 labels", flush=True)
+                    print_gap(mean, nuts_mean, full.pool_n >= args.min_support, arms.n < 5, r.var, nuts_var, full.pool_n)
 
 
 if __name__ == "__main__":

@@ -35,8 +35,11 @@ VARIANTS = {
 }
 
 
-def run(seeds: int, sample_kwargs: dict, names: list[str]) -> dict[str, dict]:
-    """Fit every estimator on every seed; returns per-estimator arrays of means, scales and times."""
+def run(seeds: int, sample_kwargs: dict, names: list[str], report_every: int = 0) -> dict[str, dict]:
+    """Fit every estimator on every seed; returns per-estimator arrays of means, scales and times.
+
+    With ``report_every`` > 0 the table so far is printed after every that many seeds.
+    """
     out = {name: {"mean": [], "scale": [], "seconds": [], "divergences": 0, "max_rhat": 0.0} for name in names}
     for seed in range(seeds):
         rng = np.random.default_rng(seed)
@@ -57,24 +60,14 @@ def run(seeds: int, sample_kwargs: dict, names: list[str]) -> dict[str, dict]:
             rec["divergences"] += int(diag.get("divergences") or 0)
             rec["max_rhat"] = max(rec["max_rhat"], float(diag.get("max_rhat") or 0.0))
         print(f"seed {seed} done", flush=True)
+        if report_every and (seed + 1) % report_every == 0 and seed + 1 < seeds:
+            print(f"-- after {seed + 1} seeds --")
+            table(out, names)
     return out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--seeds", type=int, default=20)
-    parser.add_argument("--draws", type=int, default=500)
-    parser.add_argument("--tune", type=int, default=500)
-    parser.add_argument("--chains", type=int, default=2)
-    parser.add_argument("--sampler", default="pymc", choices=["pymc", "nutpie"])
-    parser.add_argument("--estimators", default=",".join(VARIANTS))
-    args = parser.parse_args()
-    names = [n for n in args.estimators.split(",") if n]
-    sample_kwargs = {"draws": args.draws, "tune": args.tune, "chains": args.chains, "nuts_sampler": args.sampler,
-                     "cores": 1}
-    results = run(args.seeds, sample_kwargs, names)
-    print(f"\nsimple setting, {args.seeds} seeds, NUTS {args.chains} x {args.draws} (+{args.tune} tune), "
-          f"sampler {args.sampler}; shared 2-core machine under contention (times inflated)")
+def table(results: dict[str, dict], names: list[str]) -> None:
+    """Print bias^2 / variance / MSE, time, divergences, R-hat and fitted scales per estimator."""
     print(f"{'estimator':22s} {'bias^2':>8s} {'variance':>9s} {'MSE':>8s} {'sec/fit':>8s} {'div':>4s} {'Rhat':>6s}  "
           "fitted scale per arm (mean over seeds)")
     for name in names:
@@ -86,7 +79,26 @@ def main() -> None:
         scale = np.nanmean(np.array(rec["scale"]), axis=0)
         scale_txt = " ".join(f"{s:5.1f}" for s in scale) if np.isfinite(scale).any() else "-"
         print(f"{name:22s} {bias2:8.4f} {variance:9.4f} {mse:8.4f} {np.mean(rec['seconds']):8.1f} "
-              f"{rec['divergences']:4d} {rec['max_rhat']:6.3f}  {scale_txt}")
+              f"{rec['divergences']:4d} {rec['max_rhat']:6.3f}  {scale_txt}", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seeds", type=int, default=20)
+    parser.add_argument("--draws", type=int, default=500)
+    parser.add_argument("--tune", type=int, default=500)
+    parser.add_argument("--chains", type=int, default=2)
+    parser.add_argument("--sampler", default="pymc", choices=["pymc", "nutpie"])
+    parser.add_argument("--estimators", default=",".join(VARIANTS))
+    parser.add_argument("--report-every", type=int, default=5, help="print the table so far every N seeds")
+    args = parser.parse_args()
+    names = [n for n in args.estimators.split(",") if n]
+    sample_kwargs = {"draws": args.draws, "tune": args.tune, "chains": args.chains, "nuts_sampler": args.sampler,
+                     "cores": 1}
+    results = run(args.seeds, sample_kwargs, names, report_every=args.report_every)
+    print(f"\nsimple setting, {args.seeds} seeds, NUTS {args.chains} x {args.draws} (+{args.tune} tune), "
+          f"sampler {args.sampler}; shared 2-core machine under contention (times inflated)")
+    table(results, names)
 
 
 if __name__ == "__main__":

@@ -93,6 +93,15 @@ def save_figures(result: Any, out_dir: str | os.PathLike, *, prefix: str = "", d
     -------
     list of Path
         The files written, main figure first.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from pbassess import Predictions
+    >>> from pbassess.assess import assess_accuracy
+    >>> res = assess_accuracy(Predictions.from_top1(["a", "a", "b"], [0.9, 0.8, 0.7], ["a", "b", "b"]), seed=0)
+    >>> [f.name for f in save_figures(res, tempfile.mkdtemp(), prefix="demo-")]
+    ['demo-accuracy.png', 'demo-accuracy-p-lowest.png', 'demo-accuracy-ranks.png']
     """
     import matplotlib.pyplot as plt
 
@@ -118,6 +127,16 @@ def save_result(result: Any, out_dir: str | os.PathLike, *, prefix: str = "", fi
     -------
     dict
         ``{"netcdf": Path, "figures": [Path, ...]}``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pbassess import Predictions
+    >>> from pbassess.assess import assess_accuracy
+    >>> res = assess_accuracy(Predictions.from_top1(["a", "a", "b"], [0.9, 0.8, 0.7], ["a", "b", "b"]), seed=0)
+    >>> saved = save_result(res, tempfile.mkdtemp(), figures=False)
+    >>> saved["netcdf"].name, saved["figures"]
+    ('accuracy.nc', [])
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -210,6 +229,18 @@ def write_report(
     -------
     Path
         The report file.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from pbassess import Predictions
+    >>> from pbassess.assess import assess_accuracy
+    >>> res = assess_accuracy(Predictions.from_top1(["a", "a", "b"], [0.9, 0.8, 0.7], ["a", "b", "b"]), seed=0)
+    >>> out = pathlib.Path(tempfile.mkdtemp())
+    >>> report = write_report({"accuracy": res}, out, saved={"accuracy": save_result(res, out)}, title="Demo")
+    >>> text = report.read_text()
+    >>> text.splitlines()[0], "![accuracy](accuracy.png)" in text, "accuracy.nc" in text
+    ('# Demo', True, True)
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -47,7 +47,14 @@ def _connect(address: str) -> Any:
 
 
 def close_clients() -> None:
-    """Close the clients made from scheduler addresses (they are otherwise kept for the process)."""
+    """Close the clients made from scheduler addresses (they are otherwise kept for the process).
+
+    Examples
+    --------
+    >>> close_clients()  # safe to call at any time, also when no client was made
+    >>> _CLIENTS
+    {}
+    """
     while _CLIENTS:
         _, client = _CLIENTS.popitem()
         client.close()

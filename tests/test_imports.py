@@ -37,6 +37,7 @@ API_LAYER = 6
 LAZY_ALLOWED = {
     ("pbassess.results.", "pbassess.plots."): "result.plot() delegates drawing to the plots layer",
     ("pbassess.active.result", "pbassess.plots.active"): "SimulationResult.plot()",
+    ("pbassess.estimation.api", "pbassess.plots.estimation"): "EstimationResult.plot()",
     ("pbassess.assess.pooling", "pbassess.plots.hierarchical"): "pooling result .plot()",
     ("pbassess.assess.rope_labeling", "pbassess.plots.compare"): "ROPE-labeling result .plot()",
     ("pbassess.surface.result", "pbassess.plots.surface"): "surface result .plot()",

@@ -141,7 +141,10 @@ def write_api_pages(docs_dir: Path) -> list[str]:
 
 
 def _on_config_inited(app, config) -> None:
-    write_api_pages(Path(app.srcdir))
+    written = write_api_pages(Path(app.srcdir))
+    # Name the pages whose stubs autosummary must generate: with ``True`` it would scan the saved
+    # environment's list of documents, which lacks the pages of modules added since the last build.
+    config.autosummary_generate = [f"api/{name}.rst" for name in [PACKAGE, *written]]
 
 
 def setup(app):

@@ -63,12 +63,12 @@ ENTRIES = [
      "from pbassess.shift import shift_table\nfrom pbassess.plots.shift import plot_shift_boxes\n"
      "table = shift_table(pbassess.load_data('digits-corruptions'), by=('corruption', 'intensity'), draws=200, seed=0)\n"
      "fig = plot_shift_boxes(table, 'ece')"),
-    ("estimation", "Estimates with few labels: classical, PPI++, Bayes", "pbassess.estimation.EstimationResult.plot",
+    ("estimation", "Estimates with few labels: classical, PPI++, Bayes", "pbassess.plots.plot_estimates",
      "from pbassess.estimation import estimate\nfrom pbassess.surface import hide_labels\n"
      "shift = pbassess.load_data('digits-shift')\n"
      "few = hide_labels(shift.subset(shift.labeled), 300, seed=0)   # 300 of 5,394 labels kept\n"
      "est = estimate(few, by='environment', seed=0)\n"
-     "fig = est.plot()"),
+     "fig = pbassess.plots.plot_estimates(est)              # or est.plot()"),
     ("surface", "Accuracy surface over two attributes", "pbassess.plots.surface.plot_surface_heatmap",
      "from pbassess.surface import fit_surface\nfrom pbassess.plots.surface import plot_surface_heatmap\n"
      "corr = pbassess.load_data('digits-corruptions')\n"

@@ -181,6 +181,7 @@ def simulate_adaptive(pred: Predictions, target: str = "least-accurate", *, prio
     mrr = np.zeros((runs, n_logs))
     succ = np.zeros((runs, n_logs), dtype=bool)
     err = np.zeros((runs, n_logs))
+    agree = np.zeros((runs, n_logs))
     t0 = time.perf_counter()
     for step in range(1, n_logs * log_every + 1):
         theta = rng.beta(a0 + k, b0 + n - k)
@@ -202,5 +203,7 @@ def simulate_adaptive(pred: Predictions, target: str = "least-accurate", *, prio
             j = step // log_every - 1
             post = (k + (size - n) * (a0 + k) / (a0 + b0 + n)) / size
             mrr[:, j], succ[:, j] = top_m_mrr(post, true_top)
+            agree[:, j] = top_m_agreement(post, true_top)
             err[:, j] = np.abs(post - truth).mean(axis=1)
-    return EngineOutput(mrr=mrr, success=succ, error=err, picks=n, seconds=time.perf_counter() - t0)
+    return EngineOutput(mrr=mrr, success=succ, error=err, picks=n, seconds=time.perf_counter() - t0,
+                        agreement=agree)

@@ -65,8 +65,10 @@ Algorithm (why it is fast, and why it stays exact)
 * **Evaluation** every L labels inside the kernel: the posterior-mean ranking of the arms
   (for ECE: the ECE of the posterior-mean bin accuracies, as in the paper) against the true
   top-m set gives the MRR (each true top-m arm's rank counts only the
-  non-top-m arms ahead of it) and success (MRR = 1, i.e. the estimated top-m set is the true
-  one), plus the mean absolute error of the posterior-mean metric.
+  non-top-m arms ahead of it), success (MRR = 1, i.e. the estimated top-m set is the true
+  one) and agreement (the share of the true top-m set among the estimated top m: partial
+  credit where success is all or nothing; the two coincide for m = 1), plus the mean absolute
+  error of the posterior-mean metric.
 
 All kernels take ``float64``/``int64`` arrays; targets minimise a score (a "most" target is
 turned into a "least" one by :mod:`pbassess.active.targets`).
@@ -130,6 +132,15 @@ class EngineInputs:
         Whether index strategies use the expected variance drop (the estimation target).
     empirical_bayes : bool
         Whether the (Beta) prior is refitted across classes during the run.
+
+    Examples
+    --------
+    >>> from pbassess import Predictions
+    >>> from pbassess.active.targets import build_inputs
+    >>> p = Predictions.from_top1([0, 0, 1, 1], [0.9, 0.8, 0.7, 0.6], [0, 1, 1, 1], classes=["a", "b"])
+    >>> inputs = build_inputs(p, "least-accurate")
+    >>> isinstance(inputs, EngineInputs), inputs.kind == KIND_BETA, inputs.arm_start.tolist(), inputs.item_success.tolist()
+    (True, True, [0, 2, 4], [True, False, True, True])
     """
 
     kind: int
@@ -160,13 +171,28 @@ class EngineInputs:
 
 @dataclass(frozen=True)
 class EngineOutput:
-    """Per-run curves of one strategy: arrays of shape (runs, logs), and labels per arm (runs, K)."""
+    """Per-run curves of one strategy: arrays of shape (runs, logs), and labels per arm (runs, K).
+
+    ``mrr``, ``success`` (the estimated top-m set is the true one), ``error`` (mean absolute error
+    of the posterior-mean metric) and ``agreement`` (share of the true top-m set among the
+    estimated top m; equals ``success`` when m = 1) at every log point.
+
+    Examples
+    --------
+    >>> from pbassess import Predictions
+    >>> from pbassess.active.targets import build_inputs
+    >>> p = Predictions.from_top1([0, 0, 1, 1], [0.9, 0.8, 0.7, 0.6], [0, 1, 1, 1], classes=["a", "b"])
+    >>> out = run_engine(build_inputs(p, "least-accurate"), "ts", runs=2, log_every=1)
+    >>> isinstance(out, EngineOutput), out.mrr.shape, out.picks.sum(axis=1).tolist()  # every item labeled once
+    (True, (2, 4), [4, 4])
+    """
 
     mrr: np.ndarray
     success: np.ndarray
     error: np.ndarray
     picks: np.ndarray
     seconds: float
+    agreement: np.ndarray | None = None
 
 
 def engine_seed(seed: Any) -> int | None:
@@ -254,14 +280,15 @@ def run_engine(inputs: EngineInputs, strategy: str, *, runs: int = 100, seed: in
     n_logs = budget // log_every
     ucb_z = float(_normal_quantile(1.0 - ucb_level))
     t0 = time.perf_counter()
-    mrr, success, error, picks = _run_batch(
+    mrr, success, error, picks, agreement = _run_batch(
         seed_states(seed, run_offset + runs)[run_offset:], code, inputs.kind, bool(inputs.estimation), int(inputs.top_m), int(batch_size),
         int(budget), int(log_every), int(n_logs), inputs.arm_start, inputs.item_cell, inputs.item_success,
         inputs.prior_a, inputs.prior_b, inputs.n_cells, inputs.weight, inputs.score, inputs.true_top,
         inputs.truth, float(ttts_beta), float(epsilon), float(ucb_level), ucb_z, float(tail_cap),
         int(eb_every) if inputs.empirical_bayes else 0,
     )
-    return EngineOutput(mrr=mrr, success=success, error=error, picks=picks, seconds=time.perf_counter() - t0)
+    return EngineOutput(mrr=mrr, success=success, error=error, picks=picks, seconds=time.perf_counter() - t0,
+                        agreement=agreement)
 
 
 def _normal_quantile(p: float) -> float:

@@ -9,6 +9,9 @@ summaries of a finished experiment.
   ``MRR = (1/m) sum_i 1/rank_i``, which is 1 exactly when the estimated top-m set is right.
 * **Success**: the estimated top-m set is the true one (for m = 1: the estimated worst class
   is the true worst), i.e. MRR = 1.
+* **Agreement**: the share of the true top-m set among the estimated top m (partial credit
+  where success is all or nothing; the same as success for m = 1). The engine reports it at
+  every log point beside success (``agreement`` in the ``simulate`` Dataset and JSON).
 * **Labels to MRR**: the fraction of the pool labeled when the run-averaged MRR first reaches
   a threshold (0.99), NaN if it never does.
 """
@@ -164,8 +167,8 @@ def summary_table(ds: Any, threshold: float = 0.99):
     """The label-efficiency table of an experiment Dataset: one row per (strategy, prior).
 
     Columns: ``labels_to_mrr`` (fraction of the pool) with its 90% bootstrap interval over runs
-    (``labels_to_mrr_low``, ``labels_to_mrr_high``), ``mrr_at_10pct`` and ``success_at_10pct``
-    (run averages after 10% of the pool), ``final_mrr``, ``seconds``.
+    (``labels_to_mrr_low``, ``labels_to_mrr_high``), ``mrr_at_10pct``, ``success_at_10pct`` and
+    ``agreement_at_10pct`` (run averages after 10% of the pool), ``final_mrr``, ``seconds``.
 
     Examples
     --------
@@ -194,6 +197,8 @@ def summary_table(ds: Any, threshold: float = 0.99):
                 "labels_to_mrr_low": low, "labels_to_mrr_high": high,
                 "mrr_at_10pct": float(sel["mrr"].values[:, tenth].mean()),
                 "success_at_10pct": float(sel["success"].values[:, tenth].mean()),
+                "agreement_at_10pct": (float(sel["agreement"].values[:, tenth].mean()) if "agreement" in sel
+                                       else float("nan")),
                 "final_mrr": float(sel["mrr"].values[:, -1].mean()),
                 "seconds": float(sel["seconds"].values),
             })

@@ -163,7 +163,7 @@ def _run_grid(inputs: dict, names: list[str], *, runs: int, n_logs: int, seed: A
     n_arms = next(iter(inputs.values())).n_arms
     shape = (len(names), len(priors), runs, n_logs)
     out_all = {"mrr": np.zeros(shape), "success": np.zeros(shape, dtype=bool), "error": np.zeros(shape),
-               "labels_per_class": np.zeros((len(names), len(priors), n_arms)),
+               "agreement": np.zeros(shape), "labels_per_class": np.zeros((len(names), len(priors), n_arms)),
                "seconds": np.zeros((len(names), len(priors)))}
     done = 0
     for i, name in enumerate(names):
@@ -178,6 +178,7 @@ def _run_grid(inputs: dict, names: list[str], *, runs: int, n_logs: int, seed: A
                 out_all["mrr"][i, j, start:stop] = out.mrr
                 out_all["success"][i, j, start:stop] = out.success
                 out_all["error"][i, j, start:stop] = out.error
+                out_all["agreement"][i, j, start:stop] = out.agreement
                 out_all["labels_per_class"][i, j] += out.picks.sum(axis=0) / runs
                 out_all["seconds"][i, j] += out.seconds
                 if report:
@@ -194,7 +195,7 @@ def _simulation_result(grid: dict[str, np.ndarray], names: list[str], priors: li
     labels = (np.arange(n_logs) + 1) * int(settings["log_every"])
     curve_dims = ("strategy", "prior", "run", "step")
     curves = xr.Dataset(
-        {v: (curve_dims, grid[v]) for v in ("mrr", "success", "error")},
+        {v: (curve_dims, grid[v]) for v in ("mrr", "success", "error", "agreement")},
         coords={"strategy": names, "prior": priors, "run": np.arange(runs), "step": np.arange(n_logs),
                 "labels": ("step", labels), "fraction": ("step", labels / settings["n_items"])},
     )

@@ -41,6 +41,7 @@ from pbassess.active.lazy_ts import (
 )
 from pbassess.active.rng import _INF, _below, _uniform
 from pbassess.active.scores import (
+    _agreement,
     _draw_score,
     _eb_refit,
     _evaluate,
@@ -56,7 +57,7 @@ _TTTS_MAX_TRIALS = 100
 def _run_one(state, strategy, kind, estimation, m, batch, budget, log_every, n_logs,
              arm_start, item_cell, item_success, A0, B0, ncell, w, sc, true_top, truth,
              ttts_beta, epsilon, ucb_level, ucb_z, tail_cap, eb_every,
-             out_mrr, out_success, out_error, out_picks):
+             out_mrr, out_success, out_error, out_picks, out_agreement):
     K = arm_start.shape[0] - 1
     N = arm_start[K]
     spare = np.zeros(2)
@@ -319,6 +320,7 @@ def _run_one(state, strategy, kind, estimation, m, batch, budget, log_every, n_l
             out_mrr[next_log] = mrr
             out_success[next_log] = ok
             out_error[next_log] = err
+            out_agreement[next_log] = _agreement(K, est, true_top, m)
             next_log += 1
         if n_pend == 0:
             break
@@ -328,6 +330,7 @@ def _run_one(state, strategy, kind, estimation, m, batch, budget, log_every, n_l
         out_mrr[next_log] = mrr
         out_success[next_log] = ok
         out_error[next_log] = err
+        out_agreement[next_log] = _agreement(K, est, true_top, m)
         next_log += 1
 
 
@@ -341,10 +344,11 @@ def _run_batch(states, strategy, kind, estimation, m, batch, budget, log_every, 
     out_success = np.zeros((R, n_logs), dtype=np.bool_)
     out_error = np.zeros((R, n_logs))
     out_picks = np.zeros((R, K), dtype=np.int64)
+    out_agreement = np.zeros((R, n_logs))
     for r in nb.prange(R):
         st = states[r].copy()
         _run_one(st, strategy, kind, estimation, m, batch, budget, log_every, n_logs,
                  arm_start, item_cell, item_success, A0, B0, ncell, w, sc, true_top, truth,
                  ttts_beta, epsilon, ucb_level, ucb_z, tail_cap, eb_every,
-                 out_mrr[r], out_success[r], out_error[r], out_picks[r])
-    return out_mrr, out_success, out_error, out_picks
+                 out_mrr[r], out_success[r], out_error[r], out_picks[r], out_agreement[r])
+    return out_mrr, out_success, out_error, out_picks, out_agreement

@@ -72,25 +72,54 @@ _INFO = {
 
 
 class TargetInfo(dict):
-    """Descriptive facts of a target (metric name, direction) kept with results."""
+    """Descriptive facts of a target (metric name, direction) kept with results.
+
+    Examples
+    --------
+    >>> info = target_info("least-accurate")
+    >>> isinstance(info, TargetInfo), info["metric"], info["direction"]
+    (True, 'accuracy', 'lowest')
+    """
 
 
 def check_target(target: str) -> str:
-    """``target`` if it is one of :data:`TARGETS`, else a one-line ConfigError."""
+    """``target`` if it is one of :data:`TARGETS`, else a one-line ConfigError.
+
+    Examples
+    --------
+    >>> check_target("least-accurate")
+    'least-accurate'
+    >>> check_target("best")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    pbassess.errors.ConfigError: unknown target 'best' (choose from least-accurate, ...)
+    """
     if target not in TARGETS:
         raise ConfigError(f"unknown target {target!r} (choose from {', '.join(TARGETS)})")
     return target
 
 
 def check_prior(prior: str) -> str:
-    """``prior`` if it is one of :func:`prior_names`, else a one-line ConfigError."""
+    """``prior`` if it is one of :func:`prior_names`, else a one-line ConfigError.
+
+    Examples
+    --------
+    >>> check_prior("uniform")
+    'uniform'
+    """
     if prior not in _BUILDERS:
         raise ConfigError(f"unknown prior {prior!r} (choose from {', '.join(prior_names())})")
     return prior
 
 
 def prior_names() -> tuple[str, ...]:
-    """The built-in :data:`PRIORS` followed by any added with :func:`register_prior`."""
+    """The built-in :data:`PRIORS` followed by any added with :func:`register_prior`.
+
+    Examples
+    --------
+    >>> "uniform" in prior_names()
+    True
+    """
     return tuple(_BUILDERS)
 
 
@@ -123,6 +152,12 @@ class PoolCells:
     mean_probs : float64 (K, K) or None
         Mean probability vector of the items predicted as each class (NaN rows where none is);
         None in top-1 form.
+
+    Examples
+    --------
+    >>> cells = pool_cells([0, 0, 1], [0.9, 0.7, 0.6], 3, bins=2)
+    >>> isinstance(cells, PoolCells), cells.n.tolist(), cells.edges.tolist()
+    (True, [2, 1, 0], [0.0, 0.5, 1.0])
     """
 
     n: np.ndarray
@@ -229,6 +264,12 @@ class TargetPrior:
     ``a``, ``b``: Beta parameters, shape (K,) for the accuracy targets and (K, B) per confidence bin
     for ``most-miscalibrated``; ``alpha``: Dirichlet parameters (K, K) for ``highest-cost``
     (rows predicted, columns true). The fields a target does not use are None.
+
+    Examples
+    --------
+    >>> p = target_prior("least-accurate", "informed", pool_cells([0, 0, 1], [0.9, 0.7, 0.6], 3), pseudocount=10)
+    >>> isinstance(p, TargetPrior), p.target, p.a.round(3).tolist(), p.alpha is None
+    (True, 'least-accurate', [8.0, 6.0, 5.0], True)
     """
 
     target: str

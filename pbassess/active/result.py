@@ -23,7 +23,7 @@ from pbassess.results.base import AssessmentResult
 __all__ = ["SimulationResult"]
 
 #: Variables of the run curves (dims strategy, prior, run, step); the rest are per-class counts.
-_CURVES = ("mrr", "success", "error")
+_CURVES = ("mrr", "success", "error", "agreement")
 
 #: The MRR level whose first crossing defines "labels to MRR".
 MRR_THRESHOLD = 0.99
@@ -32,7 +32,8 @@ MRR_THRESHOLD = 0.99
 class SimulationResult(AssessmentResult):
     """Replicate runs of active-assessment strategies on a fully labeled pool.
 
-    ``posterior`` holds the run curves ``mrr``, ``success``, ``error`` with dims
+    ``posterior`` holds the run curves ``mrr``, ``success``, ``error``, ``agreement`` (share of the
+    true top-m set found; results saved before it existed lack it) with dims
     ``(strategy, prior, run, step)`` (coordinates ``labels`` and ``fraction`` along ``step``);
     ``counts`` holds ``labels_per_class`` ``(strategy, prior, class)`` and ``seconds``
     ``(strategy, prior)``; ``options`` the settings (target, metric, direction, top_m,
@@ -94,7 +95,8 @@ class SimulationResult(AssessmentResult):
 
         Columns: ``labels_to_mrr`` (fraction of the pool; NaN if never reached),
         ``labels_to_mrr_low`` / ``_high`` (central ``ci_prob`` bootstrap interval over runs),
-        ``mrr_at_10pct``, ``success_at_10pct``, ``final_mrr``, ``seconds``.
+        ``mrr_at_10pct``, ``success_at_10pct``, ``agreement_at_10pct`` (run-averaged share of the
+        true top-m set found; NaN for results saved without it), ``final_mrr``, ``seconds``.
         """
         import pandas as pd
 
@@ -111,6 +113,8 @@ class SimulationResult(AssessmentResult):
                 "labels_to_mrr_low": low, "labels_to_mrr_high": high,
                 "mrr_at_10pct": float(mrr[:, tenth].mean()),
                 "success_at_10pct": float(self._curves(s, p, "success")[:, tenth].mean()),
+                "agreement_at_10pct": (float(self._curves(s, p, "agreement")[:, tenth].mean())
+                                       if "agreement" in self.posterior else float("nan")),
                 "final_mrr": float(mrr[:, -1].mean()),
                 "seconds": float(self.counts["seconds"].sel(strategy=s, prior=p)),
             })
@@ -144,8 +148,8 @@ class SimulationResult(AssessmentResult):
 
         Keys: ``target``, ``top_m``, ``log_every``, ``seconds`` (wall time of the runs),
         ``compile_seconds``, ``strategies`` (for the first prior: ``{name: {"labels_to_mrr",
-        "labels_to_mrr_interval", "mrr", "success"}}``, ``mrr[i]`` / ``success[i]`` run averages
-        after ``(i + 1) * log_every`` labels), ``priors`` (the same for every prior), and the
+        "labels_to_mrr_interval", "mrr", "success", "agreement"}}``, ``mrr[i]`` / ``success[i]`` /
+        ``agreement[i]`` run averages after ``(i + 1) * log_every`` labels), ``priors`` (the same for every prior), and the
         keys every result shares: ``metric``, ``inference`` (``"conjugate"``), ``ci_prob``,
         ``diagnostics``, ``sentence``.
         """
@@ -161,6 +165,8 @@ class SimulationResult(AssessmentResult):
                 "mrr": sel["mrr"].mean("run").to_numpy().round(6).tolist(),
                 "success": sel["success"].mean("run").to_numpy().round(6).tolist(),
             }
+            if "agreement" in sel:
+                by_prior[row.prior][row.strategy]["agreement"] = sel["agreement"].mean("run").to_numpy().round(6).tolist()
         first = str(self.posterior["prior"].to_numpy()[0])
         opts = self.options
         return to_jsonable({

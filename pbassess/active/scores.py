@@ -156,3 +156,23 @@ def _evaluate(kind, K, A, B, ncell, w, sc, est, dirty, true_top, truth, m):
     for k in range(K):
         err += abs(est[k] - truth[k])
     return mrr, mrr >= 1.0 - 1e-12, err / K
+
+
+@nb.njit
+def _agreement(K, est, true_top, m):
+    """Share of the true top-m arms among the m smallest current estimates (ties by arm index).
+
+    Call after :func:`_evaluate` (which refreshes ``est``). A true top arm is found when fewer
+    than m arms of any kind are ranked ahead of it.
+    """
+    found = 0
+    for i in range(K):
+        if not true_top[i]:
+            continue
+        ahead = 0
+        for j in range(K):
+            if est[j] < est[i] or (est[j] == est[i] and j < i):
+                ahead += 1
+        if ahead < m:
+            found += 1
+    return found / m

@@ -60,7 +60,6 @@ from pbassess.active.state import (  # noqa: F401  (atomic_write_bytes, pool_fin
     STATE_FORMAT,
     STATE_VERSION,
     _as_float,
-    _check_ci_prob,
     _check_loaded_state,
     _encode_state,
     _folder_lock,
@@ -84,6 +83,7 @@ from pbassess.data.predictions import Predictions
 from pbassess.errors import ConfigError, DataError, PbassessError, StateError
 from pbassess.estimation.active import DEFAULT_UNIFORM_SHARE
 from pbassess.stats import bin_edges, bin_index
+from pbassess.stats.intervals import check_ci_prob
 
 __all__ = ["LabelingSession", "SessionPosterior", "atomic_write_bytes", "pool_fingerprint"]
 
@@ -484,7 +484,7 @@ class LabelingSession(SessionViews):
         rng = np.random.default_rng(seed) if isinstance(seed, list) else as_generator(seed)
         progress = {"outstanding": len(self._state["outstanding"]), "batches_issued": self._state["batches_issued"]}
         result = session_posterior(self._model, self._pool, cfg, self._labeled_arrays(), progress,
-                                   n_draws=int(n_draws), rng=rng, ci_prob=_check_ci_prob(ci_prob))
+                                   n_draws=int(n_draws), rng=rng, ci_prob=check_ci_prob(ci_prob))
         if cfg["target"] == "estimation":
             result.options["estimate"] = session_estimates(self._pool, self._state, self._effective_labels(),
                                                            result.ci_prob)

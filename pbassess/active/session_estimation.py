@@ -31,8 +31,9 @@ from pbassess.constants import CI_PROB
 from pbassess.errors import ConfigError
 from pbassess.estimation.active import (
     DEFAULT_UNIFORM_SHARE,
-    inclusion_probabilities,
+    chunk_probabilities,
     ipw_mean_interval,
+    tail_statistics,
     uncertainty_weights,
 )
 from pbassess.estimation.frequentist import classical_interval
@@ -141,12 +142,14 @@ def issue_uncertainty_batch(state: dict[str, Any], confidence: Any, item_ids: An
     weights = uncertainty_weights(conf, design["uniform_share"])
     floor = 0.25 * budget / n_items  # as in active_sample: keeps every 1 / pi bounded
     issued: list[str] = []
+    w_seq = weights[order]
+    tails = tail_statistics(w_seq)
     while design["chunks_done"] < design["batches"] and not issued:
         k = design["chunks_done"]
         chunk = chunks[k]
-        rest = order[sum(c.size for c in chunks[:k]):]
+        start = sum(c.size for c in chunks[:k])
         left = max(budget - len(design["pi"]), 0.0)
-        probs = inclusion_probabilities(weights[rest], left)[: chunk.size] if left > 0 else np.zeros(chunk.size)
+        probs = chunk_probabilities(w_seq, tails, start, start + chunk.size, left)
         probs = np.maximum(probs, floor)
         hits = rng.random(chunk.size) < probs
         for i, p in zip(chunk[hits], probs[hits], strict=True):

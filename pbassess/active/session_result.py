@@ -27,6 +27,17 @@ def session_posterior(model_for: Callable[[str], Any], pool: Any, cfg: dict[str,
     (:func:`pbassess.active.arms.build_target_model`); ``labeled`` holds the labeled pool
     indices and their class indices; ``progress`` the counters ``outstanding``,
     ``batches_issued``.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from pbassess import Predictions
+    >>> from pbassess.active import LabelingSession
+    >>> pool = Predictions.from_top1(["a", "b"] * 10, [0.9] * 20)
+    >>> s = LabelingSession.start(pool, pathlib.Path(tempfile.mkdtemp()) / "s.json", target="least-accurate", seed=0)
+    >>> post = s.posterior(seed=0)  # LabelingSession.posterior calls session_posterior with the session's state
+    >>> type(post).__name__, post.summary()["labeled"].tolist()
+    ('SessionPosterior', [0, 0])
     """
     import xarray as xr
 
@@ -103,6 +114,24 @@ class SessionPosterior(AssessmentResult):
     labels, the accuracy's Beta parameters and ``p_answer``; ``options`` the target, ``top_m``,
     ``answer`` and ``probability``. Accuracy HDIs are exact (Beta); ECE and cost HDIs come
     from the draws.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from pbassess import Predictions
+    >>> from pbassess.active import LabelingSession
+    >>> pool = Predictions.from_top1(["a", "b"] * 10, [0.9] * 20)
+    >>> s = LabelingSession.start(pool, pathlib.Path(tempfile.mkdtemp()) / "s.json",
+    ...                           target="least-accurate", batch_size=6, seed=0)
+    >>> _ = s.add_labels({i: "a" for i in s.next_batch()["item_id"]})  # every label says "a"
+    >>> post = s.posterior(seed=0)
+    >>> type(post).__name__, post.options["target"]
+    ('SessionPosterior', 'least-accurate')
+    >>> t = post.summary()
+    >>> t[["labeled", "correct"]].to_dict("index")
+    {'a': {'labeled': 4, 'correct': 4}, 'b': {'labeled': 2, 'correct': 0}}
+    >>> bool(((1 + t["correct"]) / (2 + t["labeled"]) == t["accuracy_mean"]).all())  # Beta(1 + k, 1 + n - k)
+    True
     """
 
     metric = "labeling-session"

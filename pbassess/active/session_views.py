@@ -23,7 +23,20 @@ __all__ = ["SessionViews"]
 
 
 class SessionViews:
-    """Read-only properties and tables of a session (see :class:`~pbassess.active.session.LabelingSession`)."""
+    """Read-only properties and tables of a session (see :class:`~pbassess.active.session.LabelingSession`).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from pbassess import Predictions
+    >>> from pbassess.active import LabelingSession
+    >>> pool = Predictions.from_top1(["a", "b"] * 10, [0.9] * 20)
+    >>> s = LabelingSession.start(pool, pathlib.Path(tempfile.mkdtemp()) / "s.json", target="least-accurate",
+    ...                           batch_size=4, seed=0)
+    >>> _ = s.add_labels({i: "a" for i in s.next_batch()["item_id"]})
+    >>> isinstance(s, SessionViews), s.n_labeled, s.config["target"], list(s.labels().columns)[:3]
+    (True, 4, 'least-accurate', ['item_id', 'label', 'predicted'])
+    """
 
     _state: dict[str, Any]
     _pool: Predictions

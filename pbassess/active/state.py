@@ -355,12 +355,6 @@ def _session_cost(cost_matrix: Any, cost: Any, classes: tuple[str, ...]) -> tupl
     return resolve_cost_matrix(spec, classes), name
 
 
-def _check_ci_prob(ci_prob: Any) -> float:
-    if isinstance(ci_prob, bool) or not isinstance(ci_prob, (int, float, np.floating)) or not 0 < ci_prob < 1:
-        raise ConfigError(f"ci_prob must be a number strictly between 0 and 1, got {ci_prob!r}")
-    return float(ci_prob)
-
-
 def _check_loaded_state(state: dict[str, Any], pool: Predictions, path: Path) -> None:
     """The pool's fingerprint, the settings and the cost matrix of a state read from ``path`` (StateError otherwise)."""
     record = state["pool"]

@@ -10,6 +10,7 @@ import numpy as np
 from pbassess.errors import ConfigError, DataError
 from pbassess.inference import check_count, check_memory, resolve_inference
 from pbassess.stats.beta import check_pseudocount  # noqa: F401  (re-exported: the assessments import it from here)
+from pbassess.stats.intervals import check_ci_prob  # noqa: F401  (re-exported: the assessments import it from here)
 
 __all__ = ["ENGINES", "as_pool", "check_ci_prob", "check_common", "check_draws", "check_options", "check_pseudocount",
            "check_sample_kwargs", "nuts_draws", "percent"]
@@ -33,17 +34,6 @@ def as_pool(preds: Any, **kwargs: Any):
     if as_predictions is not None:
         return as_predictions(preds, **kwargs)
     raise DataError(f"preds must be a pbassess Predictions object, got {type(preds).__name__}")
-
-
-def check_ci_prob(ci_prob: Any) -> float:
-    """The credible mass as a float in (0, 1)."""
-    try:
-        prob = float(ci_prob)
-    except (TypeError, ValueError):
-        raise ConfigError(f"ci_prob must be a number in (0, 1), got {ci_prob!r}") from None
-    if not 0 < prob < 1:
-        raise ConfigError(f"ci_prob must be in (0, 1), got {ci_prob!r}")
-    return prob
 
 
 def check_draws(draws: Any) -> int:

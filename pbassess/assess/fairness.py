@@ -58,7 +58,14 @@ def fairness_comparisons(
 
     Examples
     --------
-    >>> # res = fairness_comparisons("adult-sex", "sex"); fairness_table(res)
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "scores.csv"
+    >>> pairs = [("F", 1), ("F", 0), ("M", 1), ("M", 0)] * 25  # NB errs on every negative man
+    >>> rows = [f"{i},{s},{y},{0.8 if y else 0.3},{0.8 if y or s == 'M' else 0.3}" for i, (s, y) in enumerate(pairs)]
+    >>> _ = f.write_text(",sex,y,score_LR,score_NB\\n" + "\\n".join(rows) + "\\n")
+    >>> res = fairness_comparisons(f, "sex", rope=0.05, seed=0)  # or a registered set: ("adult-sex", "sex")
+    >>> sorted(res), res["NB"].groups, res["NB"].pairs_summary()["p_greater"].round(2).tolist()
+    (['LR', 'NB'], ['F', 'M'], [1.0])
     """
     from pbassess.assess.compare import compare_groups
     from pbassess.data.registry import load_data
@@ -79,7 +86,19 @@ def fairness_table(comparisons: Mapping[str, ComparisonResult]):
 
     Examples
     --------
-    >>> # fairness_table(fairness_comparisons("adult-sex", "sex"))
+    >>> import numpy as np
+    >>> from pbassess import Predictions
+    >>> from pbassess.assess import compare_groups
+    >>> y, sex = np.tile([1, 0], 50), np.repeat(["F", "M"], 50)
+    >>> scores = {"LR": np.where(y == 1, 0.8, 0.3), "NB": np.where((y == 1) | (sex == "M"), 0.8, 0.3)}
+    >>> t = fairness_table({name: compare_groups(Predictions.from_binary_scores(s, y, groups={"sex": sex}),
+    ...                                          "sex", rope=0.05, seed=0) for name, s in scores.items()})
+    >>> t[["classifier", "a", "b", "raw_a", "raw_b"]].values.tolist()  # NB errs on every negative man
+    [['LR', 'F', 'M', 1.0, 1.0], ['NB', 'F', 'M', 1.0, 0.5]]
+    >>> t["p_greater"].round(1).tolist()
+    [0.5, 1.0]
+
+    With a fairness data set: ``fairness_table(fairness_comparisons("adult-sex", "sex"))``.
     """
     import pandas as pd
 

@@ -21,7 +21,17 @@ DECISIONS = ("below", "inside", "above")
 
 
 def check_rope(rope: Any) -> float:
-    """The ROPE half-width as a non-negative float."""
+    """The ROPE half-width as a non-negative float.
+
+    Examples
+    --------
+    >>> check_rope(0.02)
+    0.02
+    >>> check_rope(-1)
+    Traceback (most recent call last):
+    ...
+    pbassess.errors.ConfigError: --rope must be a non-negative number, got -1
+    """
     try:
         r = float(rope)
     except (TypeError, ValueError):
@@ -32,13 +42,26 @@ def check_rope(rope: Any) -> float:
 
 
 def beta_moments(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and variance of Beta(a, b)."""
+    """Mean and variance of Beta(a, b).
+
+    Examples
+    --------
+    >>> mean, var = beta_moments(np.array([2.0]), np.array([8.0]))
+    >>> mean.tolist(), var.round(5).tolist()  # 2/10 and 2*8/(10**2 * 11)
+    ([0.2], [0.01455])
+    """
     s = a + b
     return a / s, a * b / (s * s * (s + 1))
 
 
 def decision_name(code: int) -> str:
-    """``below``/``inside``/``above`` for 0/1/2, ``undecided`` for -1."""
+    """``below``/``inside``/``above`` for 0/1/2, ``undecided`` for -1.
+
+    Examples
+    --------
+    >>> [decision_name(c) for c in (-1, 0, 1, 2)]
+    ['undecided', 'below', 'inside', 'above']
+    """
     return "undecided" if code < 0 else DECISIONS[code]
 
 

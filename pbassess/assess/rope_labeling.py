@@ -50,6 +50,21 @@ class RopeLabelingSimulation:
         ROPE probabilities with all labels.
     group_share : dict of str to ndarray
         Per strategy, the mean share of labels taken from group ``a`` at each checkpoint.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pbassess import Predictions
+    >>> rng = np.random.default_rng(0)
+    >>> g = np.repeat(["a", "b"], [200, 200])
+    >>> right = rng.random(400) < np.where(g == "a", 0.9, 0.6)
+    >>> p = Predictions.from_top1(np.where(right, "x", "y"), np.full(400, 0.8), np.full(400, "x"),
+    ...                           classes=["x", "y"], groups={"g": g})
+    >>> sim = simulate_rope_labeling(p, "g", rope=0.05, n_runs=5, seed=0)
+    >>> type(sim).__name__, sim.groups, sim.full_decision, sorted(sim.match_rate)
+    ('RopeLabelingSimulation', ('a', 'b'), 'above', ['active', 'random'])
+    >>> bool(sim.match_rate["active"][-1] == 1.0)  # with every label, every run makes the full-data decision
+    True
     """
 
     groups: tuple[str, str]

@@ -136,6 +136,12 @@ class BinSums:
 
     ``n`` items, ``outcome_sum`` (correct items, or positives), ``score_sum``; ``edges`` the
     bin edges and ``index`` each item's bin.
+
+    Examples
+    --------
+    >>> b = bin_sums([0.1, 0.7, 0.8], [0, 1, 0], [0, 0.5, 1])
+    >>> isinstance(b, BinSums), b.weight.round(3).tolist(), b.accuracy.tolist()
+    (True, [0.333, 0.667], [0.0, 0.5])
     """
 
     n: np.ndarray

@@ -57,7 +57,14 @@ def split_labeled(n_labeled_idx: np.ndarray, fit_fraction: float, seed: Any = No
 
 
 def top_label_scores(q: np.ndarray, correct: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per-item NLL and Brier score of a confidence ``q`` as the probability of being correct."""
+    """Per-item NLL and Brier score of a confidence ``q`` as the probability of being correct.
+
+    Examples
+    --------
+    >>> nll, brier = top_label_scores(np.array([0.8, 0.8]), np.array([True, False]))
+    >>> nll.round(4).tolist(), brier.round(4).tolist()  # -log 0.8, -log 0.2; 0.2 ** 2, 0.8 ** 2
+    ([0.2231, 1.6094], [0.04, 0.64])
+    """
     y = correct.astype(float)
     qc = np.clip(q, _CLIP, 1 - _CLIP)
     return -(y * np.log(qc) + (1 - y) * np.log1p(-qc)), (q - y) ** 2

@@ -127,6 +127,15 @@ def item_level_json(result: Any) -> dict[str, Any]:
 
     Cheap to keep with a result (four numbers), so that a saved and reloaded result, which no
     longer holds the items, gives the same JSON.
+
+    Examples
+    --------
+    >>> from pbassess import Predictions
+    >>> from pbassess.assess import assess_calibration
+    >>> p = Predictions.from_top1(["a", "b"] * 50, [0.95, 0.65] * 50, ["a", "a"] * 50)
+    >>> out = item_level_json(assess_calibration(p, bins=4, seed=0))
+    >>> sorted(out), round(out["top_label_ece"]["frequentist"], 3)  # |0.5 - 0.95| / 2 + |0.5 - 0.65| / 2
+    (['classwise_ece_one_vs_rest', 'marginal_calibration_error', 'smooth_ece', 'top_label_ece'], 0.35)
     """
     items = getattr(result, "labeled_items", None)
     out: dict[str, Any] = {"smooth_ece": None, "top_label_ece": None, "classwise_ece_one_vs_rest": None,

@@ -59,7 +59,16 @@ def binned(scores: Any, outcomes: Any, bins: Any = 10, *, binning: str = "unifor
 
 
 def bin_gaps(b: BinSums, sample_threshold: int = 1) -> tuple[np.ndarray, np.ndarray]:
-    """``(w_b, |acc_b - conf_b|)`` of the bins holding at least ``sample_threshold`` items."""
+    """``(w_b, |acc_b - conf_b|)`` of the bins holding at least ``sample_threshold`` items.
+
+    Examples
+    --------
+    >>> from pbassess.calibration.binning import bin_sums
+    >>> b = bin_sums([0.6, 0.7, 0.9, 0.95], [1, 0, 1, 1], [0.0, 0.5, 0.8, 1.0])
+    >>> w, gap = bin_gaps(b)
+    >>> w.tolist(), gap.round(3).tolist()  # 0.5-0.8: accuracy 0.5 vs confidence 0.65; 0.8-1: 1 vs 0.925
+    ([0.5, 0.5], [0.15, 0.075])
+    """
     keep = b.n >= max(int(sample_threshold), 1)
     total = b.n.sum()
     if total == 0:

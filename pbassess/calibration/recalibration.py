@@ -44,7 +44,14 @@ _CLIP = 1e-12
 
 @dataclass
 class Recalibrator:
-    """A fitted recalibration map: ``method``, its ``params`` and a function of the scores."""
+    """A fitted recalibration map: ``method``, its ``params`` and a function of the scores.
+
+    Examples
+    --------
+    >>> r = fit_recalibrator("histogram", scores=[0.6, 0.7, 0.8, 0.9] * 10, outcomes=[0, 1, 1, 1] * 10)
+    >>> isinstance(r, Recalibrator), r.method, callable(r.function)
+    (True, 'histogram', True)
+    """
 
     method: str
     params: dict[str, Any]

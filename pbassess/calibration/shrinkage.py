@@ -222,6 +222,18 @@ def sample_shrinkage(n: Any, correct: Any, bin_score: Any, bin_weight: Any, *, s
 
     Returns the DataTree; ``target_accept`` defaults to 0.95 (the funnels of ``tau`` and of the
     horseshoe scale near 0). Check ``pbassess.inference.diagnostics(idata)`` before use.
+
+    Examples
+    --------
+    >>> from pbassess.inference import diagnostics
+    >>> idata = sample_shrinkage([10, 20, 40], [7, 18, 39], [0.7, 0.9, 0.97], [0.15, 0.3, 0.55], seed=0,
+    ...                          sample_kwargs={"draws": 100, "tune": 100, "chains": 1,
+    ...                                         "nuts_sampler": "pymc"})  # a tiny run, for the example only
+    >>> idata.posterior["accuracy"].dims, idata.posterior["ece"].shape
+    (('chain', 'draw', 'bin'), (1, 100))
+    >>> d = diagnostics(idata)
+    >>> d["chains"], d["draws"]
+    (1, 100)
     """
     from pbassess.inference import sample_model
 

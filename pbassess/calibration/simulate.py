@@ -30,7 +30,14 @@ KINDS = ("calibrated", "overconfident", "shifted")
 
 @dataclass(frozen=True)
 class SyntheticCalibrationPool:
-    """Confidences and true correctness probabilities of a synthetic classifier."""
+    """Confidences and true correctness probabilities of a synthetic classifier.
+
+    Examples
+    --------
+    >>> pool = synthetic_pool(5000, "shifted", 0.05, seed=0)
+    >>> isinstance(pool, SyntheticCalibrationPool), pool.kind, round(pool.true_ece(), 3)
+    (True, 'shifted', 0.05)
+    """
 
     confidence: np.ndarray
     true_prob: np.ndarray

@@ -154,7 +154,8 @@ def run_simulation(args: argparse.Namespace) -> int:
     labels = (np.arange(res.mrr.shape[1]) + 1) * args.log_every
     frac = labels_to_mrr(res.mrr, labels, pred.n_items)
     row = {"labels_to_mrr": frac, "mrr": res.mrr.mean(axis=0).round(6).tolist(),
-           "success": res.success.mean(axis=0).round(6).tolist()}
+           "success": res.success.mean(axis=0).round(6).tolist(),
+           "agreement": res.agreement.mean(axis=0).round(6).tolist()}
     if args.json:
         emit_json({"target": args.target, "top_m": int(args.top_m), "log_every": int(args.log_every), "prior": "adaptive",
                    "seconds": res.seconds, "compile_seconds": 0.0, "strategies": {"ts": row}})

@@ -13,11 +13,12 @@ probability, true label). A progress bar goes to stderr. ``--json`` prints one o
 
     {"target": ..., "top_m": m, "log_every": L, "seconds": s, "compile_seconds": c,
      "strategies": {"<name>": {"labels_to_mrr": fraction, "labels_to_mrr_interval": [lo, hi],
-                               "mrr": [...], "success": [...]}},
+                               "mrr": [...], "success": [...], "agreement": [...]}},
      "priors": {"<prior>": {...same per prior...}},
      "metric": ..., "inference": "conjugate", "ci_prob": P, "diagnostics": {"ok": true, ...}, "sentence": ...}
 
-where ``mrr[i]``/``success[i]`` are run averages after ``(i + 1) * L`` labels (``strategies``:
+where ``mrr[i]``/``success[i]``/``agreement[i]`` are run averages after ``(i + 1) * L`` labels
+(``agreement``: the share of the true top-m set among the estimated top m; ``strategies``:
 the first prior), ``seconds`` is the wall time of the runs and ``compile_seconds`` the one-time
 compilation (or cache load). ``--out DIR`` writes ``simulation.nc`` (the result; read it back
 with ``pbassess.load_result``), ``labels_to_mrr.csv`` and ``active.png`` (MRR curves, success
@@ -123,14 +124,15 @@ def _print_table(result, args: argparse.Namespace) -> None:
           f"pseudocount {opts['pseudocount']:g}, {result.posterior.sizes['run']} runs")
     several = table["prior"].nunique() > 1
     print(f"{'strategy':<28s} {'labels to MRR 0.99':>20s} {f'({pct}% over runs)':>16s} {'MRR @10%':>9s} "
-          f"{'success @10%':>13s}")
+          f"{'success @10%':>13s} {'agreement @10%':>15s}")
     for row in table.itertuples():
         name = f"{row.strategy} ({row.prior})" if several else row.strategy
         frac = row.labels_to_mrr
         shown = "never" if frac != frac else f"{frac:.1%}"
         low, high = row.labels_to_mrr_low, row.labels_to_mrr_high
         interval = "-" if not np.isfinite([low, high]).all() else f"{low:.0%}-{high:.0%}"
-        print(f"{name:<28s} {shown:>20s} {interval:>16s} {row.mrr_at_10pct:9.3f} {row.success_at_10pct:13.2f}")
+        print(f"{name:<28s} {shown:>20s} {interval:>16s} {row.mrr_at_10pct:9.3f} {row.success_at_10pct:13.2f} "
+              f"{row.agreement_at_10pct:15.2f}")
     print(result.sentence())
     print(f"runs: {float(result.counts['seconds'].sum()):.2f} s, compile: {opts['compile_seconds']:.2f} s"
           + (f"; written to {args.out}" if args.out else ""))

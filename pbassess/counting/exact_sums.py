@@ -50,6 +50,16 @@ def split_limbs(values: np.ndarray, b: int, what: str) -> tuple[np.ndarray, np.n
     """The two fixed-point limbs (as integral float64 arrays) of values with ``|v| <= 2**b``.
 
     Raises a one-line error naming ``what`` for non-finite values or values above the bound.
+
+    Examples
+    --------
+    >>> hi, lo = split_limbs(np.array([0.1, 0.2, 0.7]), 0, "score")
+    >>> limbs_to_float(bincount_limbs(hi, lo, np.array([0, 0, 0]), 1), 0).tolist() == [0.1 + 0.2 + 0.7]
+    True
+    >>> split_limbs(np.array([3.0]), 0, "score")
+    Traceback (most recent call last):
+    ...
+    pbassess.errors.ConfigError: score: a per-item value (3 in magnitude) exceeds its declared bound 1
     """
     if values.size:
         lo_v, hi_v = float(values.min()), float(values.max())
@@ -66,7 +76,15 @@ def split_limbs(values: np.ndarray, b: int, what: str) -> tuple[np.ndarray, np.n
 
 
 def bincount_limbs(hi: np.ndarray, lo: np.ndarray, codes: np.ndarray, n_cells: int) -> np.ndarray:
-    """Per-cell int64 sums (shape (2, n_cells)) of limbs from :func:`split_limbs` (at most SUB_BLOCK items)."""
+    """Per-cell int64 sums (shape (2, n_cells)) of limbs from :func:`split_limbs` (at most SUB_BLOCK items).
+
+    Examples
+    --------
+    >>> values, codes = np.array([0.1, 0.2, 0.7]), np.array([0, 1, 1])
+    >>> sums = bincount_limbs(*split_limbs(values, 0, "score"), codes, 2)
+    >>> sums.shape, limbs_to_float(sums, 0).tolist() == [0.1, 0.2 + 0.7]
+    ((2, 2), True)
+    """
     if codes.size > SUB_BLOCK:
         raise ValueError(f"at most {SUB_BLOCK} values per call, got {codes.size}")
     out = np.zeros((2, n_cells), dtype=np.int64)

@@ -55,6 +55,17 @@ class ItemStatistic:
         in fixed point down to ``bound * 2**-67`` per item (see :mod:`pbassess.counting.exact_sums`).
     description : str
         One line for documentation and ``list_item_statistics``.
+
+    Examples
+    --------
+    >>> from pbassess import Predictions
+    >>> from pbassess.counting import count_cells
+    >>> gap = ItemStatistic("confidence_gap", lambda it: it["confidence"] - it["correct"], needs_labels=True,
+    ...                     bound=1.0, description="confidence minus correctness")
+    >>> p = Predictions.from_top1(["a", "a", "b"], [0.9, 0.6, 0.8], ["a", "b", None])
+    >>> c = count_cells(p, item_stats=[gap])  # or register_item_statistic(gap), then by its name
+    >>> c["confidence_gap_sum"].values.round(6).tolist()  # (0.9 - 1) + (0.6 - 0) for "a"; "b" has no label
+    [0.5, 0.0]
     """
 
     name: str

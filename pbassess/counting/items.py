@@ -23,7 +23,15 @@ _CORE = ("predicted", "confidence", "label", "probs")
 
 @dataclass(frozen=True)
 class ItemArrays:
-    """Per-item arrays (NumPy or dask) and the class names of one pool."""
+    """Per-item arrays (NumPy or dask) and the class names of one pool.
+
+    Examples
+    --------
+    >>> from pbassess import Predictions
+    >>> items = item_arrays(Predictions.from_top1(["a", "b"], [0.9, 0.6], ["a", None]))
+    >>> isinstance(items, ItemArrays), items.classes, sorted(items.arrays)[:3]
+    (True, ('a', 'b'), ['confidence', 'label', 'predicted'])
+    """
 
     arrays: dict[str, Any]
     classes: tuple[str, ...]

@@ -67,7 +67,14 @@ def zoo_dir() -> Path:
 
 @dataclass(frozen=True)
 class ModelCard:
-    """The card of one registered prediction set."""
+    """The card of one registered prediction set.
+
+    Examples
+    --------
+    >>> card = model_card("digits-logreg")
+    >>> isinstance(card, ModelCard), card.builtin, card.to_dict()["task"].split(",")[0]
+    (True, True, 'Handwritten digits')
+    """
 
     name: str
     folder: Path
@@ -147,7 +154,18 @@ def default_name() -> str:
 
 
 def model_card(name: str) -> ModelCard:
-    """The card of a registered name, with a clear error for unknown names."""
+    """The card of a registered name, with a clear error for unknown names.
+
+    Examples
+    --------
+    >>> card = model_card("digits-logreg")
+    >>> card.format, card.classes, card.builtin
+    ('pbassess-csv', 10, True)
+    >>> model_card("no-such-set")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    pbassess.errors.DataError: unknown data set 'no-such-set' (registered: ...)
+    """
     cards = _cards()
     if name not in cards:
         raise DataError(f"unknown data set {name!r} (registered: {', '.join(sorted(cards))})")

@@ -28,7 +28,15 @@ _REGIONS = np.array(["north", "south", "east", "west"], dtype=object)
 
 @dataclass(frozen=True)
 class SyntheticPool:
-    """Where a synthetic pool was written and the truth it was drawn from."""
+    """Where a synthetic pool was written and the truth it was drawn from.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> pool = write_synthetic_pool(tempfile.mkdtemp(), 1000, 3, seed=0, labeled_fraction=0.5)
+    >>> isinstance(pool, SyntheticPool), pool.n_items, pool.n_classes, pool.path.exists()
+    (True, 1000, 3, True)
+    """
 
     path: Path
     n_items: int

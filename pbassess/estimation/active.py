@@ -16,6 +16,15 @@ with a model prediction f of it (for accuracy: Y = correct, f = the confidence c
   minimises the empirical variance of the terms (clipped to [0, 1]); the interval is
   ``theta +- z sd(terms) / sqrt(N)`` (martingale CLT), which stays valid under the adaptive
   rule. The same estimator with pi = n / N and lam = 0 is the classical mean of a uniform sample.
+* **Skewness correction** (default). With few labels and a rare outcome (errors of an accurate
+  model) the terms are strongly skewed - a few labeled errors carry large negative weights - and
+  the symmetric interval misses mostly on one side (the estimate is too high when few errors
+  were drawn): coverage 0.87 on SVHN at n = 100 (accuracy 0.97), which neither a t quantile, the
+  Horvitz-Thompson variance nor a bootstrap over the labels changes (all 0.87-0.88, 1,000 draws).
+  Johnson's (1978) modified t, ``(d + m3 / (6 s^2 N) + m3 d^2 / (3 s^4)) / (s / sqrt(N))`` with
+  ``d = theta_hat - theta`` and ``m3`` the terms' third central moment, removes the skewness term
+  of the statistic's Edgeworth expansion; inverting it gives an asymmetric interval (0.94 on
+  SVHN at n = 100, unchanged where the terms are near-symmetric).
 """
 
 from __future__ import annotations
@@ -29,7 +38,10 @@ from pbassess.constants import CI_PROB
 from pbassess.errors import ConfigError, DataError
 from pbassess.stats.sampling import as_generator
 
-__all__ = ["active_sample", "inclusion_probabilities", "ipw_mean_interval", "simulate_estimation", "uncertainty_weights"]
+__all__ = [
+    "active_sample", "chunk_probabilities", "inclusion_probabilities", "ipw_mean_interval", "simulate_estimation",
+    "skew_corrected_interval", "tail_statistics", "uncertainty_weights",
+]
 
 #: Default share of the uniform component of the labeling rule.
 DEFAULT_UNIFORM_SHARE = 0.2
@@ -82,6 +94,43 @@ def inclusion_probabilities(weights: Any, budget: float) -> np.ndarray:
     return np.clip(pi, 0.0, 1.0)
 
 
+def tail_statistics(w_seq: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sum, maximum and count of positive weights of every tail ``w_seq[i:]`` (weights in visiting order).
+
+    Examples
+    --------
+    >>> [t.tolist() for t in tail_statistics(np.array([1.0, 0.0, 2.0]))]
+    [[3.0, 2.0, 2.0], [2.0, 2.0, 2.0], [2, 1, 1]]
+    """
+    tail_sum = np.cumsum(w_seq[::-1])[::-1]
+    tail_max = np.maximum.accumulate(w_seq[::-1])[::-1]
+    tail_pos = np.cumsum((w_seq > 0)[::-1])[::-1]
+    return tail_sum, tail_max, tail_pos
+
+
+def chunk_probabilities(w_seq: np.ndarray, tails: tuple[np.ndarray, np.ndarray, np.ndarray], start: int,
+                        stop: int, left: float) -> np.ndarray:
+    """Inclusion probabilities of the items ``w_seq[start:stop]`` when ``left`` labels remain for the
+    tail ``w_seq[start:]``: ``inclusion_probabilities(w_seq[start:], left)[: stop - start]``, computed
+    from the tail sums (``left * w / sum``) whenever no probability reaches 1.
+
+    The one computation shared by :func:`active_sample` and the labeling session, so both record
+    the same probabilities to the last bit.
+
+    Examples
+    --------
+    >>> w = np.array([1.0, 2.0, 3.0, 4.0])
+    >>> chunk_probabilities(w, tail_statistics(w), 1, 3, 1.8).round(3).tolist()
+    [0.4, 0.6]
+    """
+    tail_sum, tail_max, tail_pos = tails
+    if left <= 0:
+        return np.zeros(stop - start)
+    if left < tail_pos[start] and left * tail_max[start] < tail_sum[start]:
+        return (left / tail_sum[start]) * w_seq[start:stop]
+    return inclusion_probabilities(w_seq[start:], left)[: stop - start]
+
+
 def active_sample(confidence: Any, budget: int, *, uniform_share: float = DEFAULT_UNIFORM_SHARE,
                   batches: int = 10, seed: Any = None) -> tuple[np.ndarray, np.ndarray]:
     """Choose items to label by the adaptive uncertainty rule (see the module docstring).
@@ -112,11 +161,13 @@ def active_sample(confidence: Any, budget: int, *, uniform_share: float = DEFAUL
     spent = 0
     floor = 0.25 * float(budget) / n_items
     pos = 0
+    w_seq = w[order]
+    tails = tail_statistics(w_seq)
     for chunk in np.array_split(order, int(batches)):
-        rest = order[pos:]
+        start = pos
         pos += chunk.size
         left = max(float(budget) - spent, 0.0)
-        probs = inclusion_probabilities(w[rest], left)[: chunk.size] if left > 0 else np.zeros(chunk.size)
+        probs = chunk_probabilities(w_seq, tails, start, pos, left)
         # a floor keeps every weight 1 / pi bounded (and the estimator unbiased) even if a
         # batch overspends; it costs at most a quarter of the budget in expectation
         probs = np.maximum(probs, floor)
@@ -128,7 +179,7 @@ def active_sample(confidence: Any, budget: int, *, uniform_share: float = DEFAUL
 
 
 def ipw_mean_interval(y: Any, f: Any, pi: Any, labeled: Any, ci_prob: float = CI_PROB,
-                      lam: float | None = None) -> tuple[float, float, float, float]:
+                      lam: float | None = None, skew_correction: bool = True) -> tuple[float, float, float, float]:
     """Inverse-probability-weighted (active) estimate of a mean and its CLT interval.
 
     Parameters
@@ -143,6 +194,9 @@ def ipw_mean_interval(y: Any, f: Any, pi: Any, labeled: Any, ci_prob: float = CI
     ci_prob : float
     lam : float, optional
         Weight of the predictions; ``None`` tunes it.
+    skew_correction : bool
+        Johnson's skewness-corrected interval (module docstring); ``False`` gives the symmetric
+        CLT interval ``mean +- z sd / sqrt(N)``.
 
     Returns
     -------
@@ -178,8 +232,50 @@ def ipw_mean_interval(y: Any, f: Any, pi: Any, labeled: Any, ci_prob: float = CI
         lam = 0.0 if var_b <= 0 else float(np.clip(-np.mean((a - a.mean()) * (b - b.mean())) / var_b, 0.0, 1.0))
     terms = a + float(lam) * b
     mean = float(terms.mean())
-    half = float(stats.norm.ppf(0.5 + ci_prob / 2)) * float(terms.std()) / np.sqrt(n_items)
+    z = float(stats.norm.ppf(0.5 + ci_prob / 2))
+    if skew_correction:
+        lower, upper = skew_corrected_interval(terms, z)
+        return mean, lower, upper, float(lam)
+    half = z * float(terms.std()) / np.sqrt(n_items)
     return mean, mean - half, mean + half, float(lam)
+
+
+def skew_corrected_interval(values: Any, z: float) -> tuple[float, float]:
+    """Interval for a mean from Johnson's (1978) skewness-corrected t statistic.
+
+    ``t1 = (d + m3 / (6 s^2 n) + m3 d^2 / (3 s^4)) / (s / sqrt(n))`` with ``d = mean - mu``,
+    ``s^2`` and ``m3`` the second and third central moments of ``values``; the interval is the set
+    of mu with ``|t1| <= z``, solved as a quadratic in d (the root that tends to the Wald one as
+    ``m3 -> 0``; where the quadratic never reaches ``z`` its turning point is the end).
+
+    Examples
+    --------
+    >>> lo, hi = skew_corrected_interval([1.0, 2.0, 3.0, 4.0], 1.96)        # symmetric values: Wald
+    >>> round(lo, 4), round(hi, 4)
+    (1.4043, 3.5957)
+    >>> lo, hi = skew_corrected_interval([0.0] * 18 + [5.0, 9.0], 1.96)     # right-skewed: longer upper side
+    >>> bool(hi - 0.7 > 0.7 - lo)
+    True
+    """
+    x = np.asarray(values, dtype=float).ravel()
+    n = x.size
+    mean = float(x.mean())
+    dev = x - mean
+    var = float(np.mean(dev**2))
+    if n < 2 or var <= 0:
+        return mean, mean
+    m3 = float(np.mean(dev**3))
+    shift = m3 / (6 * var * n)
+    curve = m3 / (3 * var**2)
+    ends = []
+    for target in (-z * np.sqrt(var / n), z * np.sqrt(var / n)):
+        if abs(curve * target) < 1e-12:
+            d = target - shift
+        else:
+            disc = 1.0 - 4.0 * curve * (shift - target)
+            d = (-1.0 + np.sqrt(disc)) / (2.0 * curve) if disc > 0 else -1.0 / (2.0 * curve)
+        ends.append(mean - d)
+    return float(min(ends)), float(max(ends))
 
 
 def simulate_estimation(pred: Any, budgets: Any = (100, 200, 500, 1000), *,

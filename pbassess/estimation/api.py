@@ -56,7 +56,7 @@ def estimate(preds: Any, *, by: str | None = None, metric: Any = "accuracy",
              methods: str | Iterable[str] = ("classical", "ppi", "bayes"), ci_prob: float = CI_PROB,
              bins: int = DEFAULT_BINS, inference: str = "conjugate", draws: int = DEFAULT_DRAWS,
              sample_kwargs: dict[str, Any] | None = None, seed: Any = None,
-             method: str | Iterable[str] | None = None) -> EstimationResult:
+             method: str | Iterable[str] | None = None, region_offsets: bool = True) -> EstimationResult:
     """Estimate a mean-of-items metric per region with classical, PPI++ and Bayesian intervals.
 
     Parameters
@@ -82,6 +82,10 @@ def estimate(preds: Any, *, by: str | None = None, metric: Any = "accuracy",
     seed : int or Generator, optional
     method : str or iterable of str, optional
         Alias of ``methods`` (the CLI's ``--method``).
+    region_offsets : bool
+        Bayesian method: with labels in two or more regions, a calibration offset per region with
+        a learned spread (:mod:`pbassess.estimation.regional`); ``False`` keeps one
+        confidence-to-accuracy map for all regions.
 
     Returns
     -------
@@ -137,7 +141,7 @@ def estimate(preds: Any, *, by: str | None = None, metric: Any = "accuracy",
     if "bayes" in names:
         cells = cell_counts(pool.confidence, codes, n_groups, labeled, pool.correct, bins=bins)
         fit = bayes_estimate(cells, inference=inference, ci_prob=ci_prob, draws=draws, seed=seed,
-                             sample_kwargs=sample_kwargs)
+                             sample_kwargs=sample_kwargs, region_offsets=region_offsets)
         i = names.index("bayes")
         out["mean"][i], out["lower"][i], out["upper"][i] = fit["mean"], fit["ci"][:, 0], fit["ci"][:, 1]
         idata, prior = fit["idata"], fit["prior"]
@@ -162,6 +166,25 @@ class EstimationResult(AssessmentResult):
     ``posterior`` holds ``mean``, ``lower``, ``upper`` (estimator, group) and ``ppi_lambda`` (group);
     ``counts`` holds ``n_pool`` and ``n_labeled`` per group; ``prior`` the fitted
     confidence-to-accuracy prior (offset, slope, strength) of the Bayesian method.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pbassess import Predictions
+    >>> from pbassess.estimation import estimate
+    >>> rng = np.random.default_rng(0)
+    >>> conf = rng.uniform(0.5, 1.0, 1000)
+    >>> truth = np.where(rng.random(1000) < conf, 0, 1)
+    >>> labels = np.where(np.arange(1000) < 100, truth, -1)  # the first 100 items are labeled
+    >>> pool = Predictions.from_top1(np.zeros(1000, int), conf, labels, classes=["a", "b"])
+    >>> res = estimate(pool, methods="classical,ppi", seed=0)
+    >>> type(res).__name__, res.posterior["mean"].dims
+    ('EstimationResult', ('estimator', 'group'))
+    >>> res.counts["n_labeled"].values.tolist(), res.counts["n_pool"].values.tolist()
+    ([100], [1000])
+    >>> classical = res.posterior["mean"].sel(estimator="classical", group="all")
+    >>> bool(classical == (truth[:100] == 0).mean())  # the classical estimate is the labeled mean
+    True
     """
 
     metric: ClassVar[str] = "estimation"
@@ -217,19 +240,11 @@ class EstimationResult(AssessmentResult):
         }
 
     def plot(self, ax=None, **kwargs: Any):
-        """Estimates with their intervals, one marker per method, groups along the x axis."""
-        import matplotlib.pyplot as plt
+        """Estimates with their intervals, one marker per method, groups along the x axis; returns the Axes.
 
-        if ax is None:
-            _, ax = plt.subplots(figsize=(max(4, 0.6 * len(self.groups) + 3), 3.5))
-        n_m = len(self.methods)
-        x = np.arange(len(self.groups))
-        for i, m in enumerate(self.methods):
-            p = self.posterior.sel(estimator=m)
-            mean = p["mean"].values
-            err = np.stack([mean - p["lower"].values, p["upper"].values - mean])
-            ax.errorbar(x + (i - (n_m - 1) / 2) * 0.15, mean, yerr=err, fmt="o", capsize=3, label=m, **kwargs)
-        ax.set_xticks(x, self.groups, rotation=45 if len(self.groups) > 6 else 0)
-        ax.set_ylabel(self.options.get("metric", "metric"))
-        ax.legend(title="estimator")
-        return ax
+        Drawn by :func:`pbassess.plots.estimation.plot_estimates` (readable group names, legend off the data).
+        """
+        from pbassess.plots.estimation import plot_estimates
+
+        drawn = plot_estimates(self, ax=ax, **kwargs)
+        return drawn if ax is not None else drawn.axes[0]

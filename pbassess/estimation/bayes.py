@@ -7,7 +7,10 @@ needed). Every cell's accuracy has the prior of :mod:`pbassess.estimation.eb`,
 and (offset, slope, tau) are learned from the labels of all cells at once. The estimand is the
 accuracy of the region's **pool**: its labeled items are known, its unlabeled ones are drawn
 from the posterior predictive ``Binomial(N_c - n_c, theta_c)`` of each cell (a finite-population
-posterior, the same target as the frequentist intervals of the benchmark).
+posterior, the same target as the frequentist intervals of the benchmark). With labels in two or
+more regions each region also gets its own offset (``logit mu = offset + u_r + slope * logit c``,
+``u_r ~ Normal(0, sigma)`` with sigma learned; :mod:`pbassess.estimation.regional`), so a region
+miscalibrated unlike the others is corrected by its own labels.
 
 Two inference paths over the same counts:
 
@@ -32,11 +35,22 @@ import numpy as np
 
 from pbassess.constants import CI_PROB, DEFAULT_BINS, DEFAULT_DRAWS
 from pbassess.errors import ConfigError
-from pbassess.estimation.eb import HYPERPRIOR, ConfidencePrior, fit_confidence_prior, laplace_draws
+from pbassess.estimation.eb import (
+    HYPERPRIOR,
+    ConfidencePrior,
+    _logit_conf,
+    _normal_draws,
+    fit_confidence_prior,
+    laplace_covariance,
+    laplace_draws,
+)
+from pbassess.estimation.regional import SIGMA_PRIOR_SCALE, RegionalPrior, fit_regional_prior
 from pbassess.stats.intervals import hdi_from_draws
 from pbassess.stats.sampling import as_generator
 
-__all__ = ["CellCounts", "bayes_estimate", "cell_counts", "confidence_prior_model", "pool_accuracy_draws"]
+__all__ = [
+    "CellCounts", "bayes_estimate", "bayes_estimate_batch", "cell_counts", "confidence_prior_model", "pool_accuracy_draws",
+]
 
 
 @dataclass(frozen=True)
@@ -45,6 +59,14 @@ class CellCounts:
 
     Attributes: ``region`` (region index of each cell), ``n_pool``, ``n`` (labeled), ``correct``
     (correct labeled), ``mean_conf`` (mean confidence over the cell's pool), ``n_regions``.
+
+    Examples
+    --------
+    >>> cells = cell_counts([0.9, 0.8, 0.6, 0.7], [0, 0, 1, 1], 2, [True, True, True, False], [1, 1, 0, 0], bins=1)
+    >>> isinstance(cells, CellCounts), cells.region.tolist(), cells.n_pool.tolist(), cells.n.tolist()
+    (True, [0, 1], [2, 2], [2, 1])
+    >>> cells.correct.tolist(), cells.mean_conf.round(2).tolist()
+    ([2, 0], [0.85, 0.65])
     """
 
     region: np.ndarray
@@ -90,6 +112,8 @@ def pool_accuracy_draws(cells: CellCounts, alpha: Any, beta: Any, seed: Any = No
 
     ``alpha``, ``beta`` have shape (S, C) (one row per draw) and already include the counts.
     Unlabeled items of a cell are correct ~ Binomial(N_c - n_c, theta_c). Returns (S, n_regions).
+    Batched counts (``cells.n``, ``cells.correct`` of shape (B, C), one row per label draw) take
+    ``alpha``, ``beta`` of shape (B, S, C) and return (B, S, n_regions).
 
     Examples
     --------
@@ -99,8 +123,11 @@ def pool_accuracy_draws(cells: CellCounts, alpha: Any, beta: Any, seed: Any = No
     """
     rng = as_generator(seed)
     theta = rng.beta(alpha, beta)
-    unl = rng.binomial(cells.n_pool - cells.n, theta)
-    total = unl + cells.correct
+    n_lab, k_lab = np.asarray(cells.n), np.asarray(cells.correct)
+    if theta.ndim > n_lab.ndim:          # a draws axis in front of the cells (batched counts: (B, S, C))
+        n_lab, k_lab = n_lab[..., None, :], k_lab[..., None, :]
+    unl = rng.binomial(cells.n_pool - n_lab, theta)
+    total = unl + k_lab
     member = np.zeros((cells.region.size, cells.n_regions))
     member[np.arange(cells.region.size), cells.region] = 1.0
     out = total @ member
@@ -109,12 +136,14 @@ def pool_accuracy_draws(cells: CellCounts, alpha: Any, beta: Any, seed: Any = No
         return out / n_region
 
 
-def confidence_prior_model(cells: CellCounts):
+def confidence_prior_model(cells: CellCounts, region_offsets: bool = False):
     """PyMC model of the labeled cells' counts given the confidence-informed hierarchical prior.
 
     ``offset``, ``slope``, ``log_strength`` with the hyperpriors of
     :data:`~pbassess.estimation.eb.HYPERPRIOR`; ``correct ~ BetaBinomial(n, mu tau, (1 - mu) tau)``
-    (the cells' accuracies integrated out).
+    (the cells' accuracies integrated out). ``region_offsets`` adds ``region_offset`` (one per
+    region, ``Normal(0, region_sd)``, non-centred) and ``region_sd ~ HalfNormal(1)``
+    (:mod:`pbassess.estimation.regional`).
 
     Examples
     --------
@@ -128,11 +157,17 @@ def confidence_prior_model(cells: CellCounts):
     if not used.any():
         raise ConfigError("the Bayesian estimate needs at least one labeled item")
     x = np.log(np.clip(cells.mean_conf[used], 1e-4, 1 - 1e-4)) - np.log1p(-np.clip(cells.mean_conf[used], 1e-4, 1 - 1e-4))
-    with pm.Model(coords={"cell": np.flatnonzero(used)}) as model:
+    with pm.Model(coords={"cell": np.flatnonzero(used), "region": np.arange(cells.n_regions)}) as model:
         offset = pm.Normal("offset", *HYPERPRIOR["offset"])
         slope = pm.Normal("slope", *HYPERPRIOR["slope"])
         log_strength = pm.Normal("log_strength", *HYPERPRIOR["log_strength"])
-        mu = pm.math.sigmoid(offset + slope * x)
+        eta = offset + slope * x
+        if region_offsets:
+            region_sd = pm.HalfNormal("region_sd", SIGMA_PRIOR_SCALE)
+            z = pm.Normal("region_offset_z", 0.0, 1.0, dims="region")
+            region_offset = pm.Deterministic("region_offset", region_sd * z, dims="region")
+            eta = eta + region_offset[cells.region[used]]
+        mu = pm.math.sigmoid(eta)
         tau = pm.math.exp(log_strength)
         pm.BetaBinomial("correct", n=cells.n[used], alpha=mu * tau, beta=(1 - mu) * tau,
                         observed=cells.correct[used], dims="cell")
@@ -149,7 +184,7 @@ def _sample(model, seed: Any, sample_kwargs: dict[str, Any] | None):
 
 def bayes_estimate(cells: CellCounts, *, inference: str = "conjugate", ci_prob: float = CI_PROB,
                    draws: int = DEFAULT_DRAWS, seed: Any = None,
-                   sample_kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
+                   sample_kwargs: dict[str, Any] | None = None, region_offsets: bool = True) -> dict[str, Any]:
     """Posterior mean and HDI of every region's pool accuracy.
 
     Parameters
@@ -164,12 +199,18 @@ def bayes_estimate(cells: CellCounts, *, inference: str = "conjugate", ci_prob: 
     seed : int or Generator, optional
     sample_kwargs : dict, optional
         ``pm.sample`` options (``mcmc``).
+    region_offsets : bool
+        With labels in two or more regions, give each region its own calibration offset around
+        the shared one, with a learned spread (:mod:`pbassess.estimation.regional`), so a region
+        miscalibrated unlike the others is corrected by its labels. ``False`` (or a single
+        labeled region) keeps one map for all.
 
     Returns
     -------
     dict
         ``mean`` (R,), ``ci`` (R, 2), ``draws`` (S, R), ``prior`` (fitted offset, slope, strength:
-        the EB values, or posterior means for ``mcmc``) and ``idata`` (``mcmc`` only).
+        the EB values, or posterior means for ``mcmc`` and for region offsets, which add
+        ``region_sd`` and ``region_offsets``) and ``idata`` (``mcmc`` only).
 
     Examples
     --------
@@ -189,21 +230,97 @@ def bayes_estimate(cells: CellCounts, *, inference: str = "conjugate", ci_prob: 
     if cells.n.sum() == 0:
         raise ConfigError("the Bayesian estimate needs at least one labeled item")
     idata = None
-    if inference == "conjugate":
+    regional = bool(region_offsets) and np.unique(cells.region[cells.n > 0]).size >= 2
+    if inference == "conjugate" and regional:
+        hyper = fit_regional_prior(cells.n, cells.correct, cells.mean_conf, cells.region, cells.n_regions,
+                                   int(draws), seed=rng)
+        a0, b0 = hyper.beta_params(cells.mean_conf, cells.region)
+        alpha, beta = a0 + cells.correct, b0 + cells.n - cells.correct
+        prior = hyper.summary()
+    elif inference == "conjugate":
         fit = fit_confidence_prior(cells.n, cells.correct, cells.mean_conf)
         hyper = laplace_draws(fit, cells.n, cells.correct, cells.mean_conf, int(draws), seed=rng)
         a0, b0 = hyper.beta_params(cells.mean_conf)
         alpha, beta = a0 + cells.correct, b0 + cells.n - cells.correct
         prior = {k: float(v) for k, v in fit.to_dict().items()}
     else:
-        idata = _sample(confidence_prior_model(cells), rng, sample_kwargs)
+        idata = _sample(confidence_prior_model(cells, region_offsets=regional), rng, sample_kwargs)
         post = idata["posterior"]
         hyper = {k: post[k].values.reshape(-1) for k in ("offset", "slope", "log_strength")}
-        fit = ConfidencePrior(hyper["offset"], hyper["slope"], np.exp(hyper["log_strength"]))
-        a0, b0 = fit.beta_params(cells.mean_conf)
+        size = hyper["offset"].size
+        offsets = post["region_offset"].values.reshape(size, -1) if regional else np.zeros((size, cells.n_regions))
+        sigma = post["region_sd"].values.reshape(-1) if regional else np.zeros(size)
+        fit = RegionalPrior(hyper["offset"], hyper["slope"], np.exp(hyper["log_strength"]), offsets, sigma)
+        a0, b0 = fit.beta_params(cells.mean_conf, cells.region)
         alpha, beta = a0 + cells.correct, b0 + cells.n - cells.correct
-        prior = {"offset": float(hyper["offset"].mean()), "slope": float(hyper["slope"].mean()),
-                 "strength": float(np.exp(hyper["log_strength"]).mean())}
+        prior = fit.summary() if regional else {k: v for k, v in fit.summary().items() if not k.startswith("region")}
     acc = pool_accuracy_draws(cells, alpha, beta, seed=rng)
     return {"mean": acc.mean(axis=0), "ci": hdi_from_draws(acc, ci_prob, axis=0), "draws": acc, "prior": prior,
             "idata": idata}
+
+
+def bayes_estimate_batch(cells: CellCounts, n: Any, correct: Any, *, ci_prob: float = CI_PROB,
+                         draws: int = DEFAULT_DRAWS, seed: Any = None) -> dict[str, np.ndarray]:
+    """The conjugate :func:`bayes_estimate` of many label draws of one pool at once.
+
+    Row b gives the same numbers as ``bayes_estimate(cells_b, draws=draws, seed=seed[b],
+    region_offsets=False)`` with ``cells_b`` the pool's cells holding that row's counts (one
+    shared confidence-to-accuracy map; the same as the default for a single region, e.g. the
+    whole pool in confidence bins as in ``benchmarks/estimation.py``): the deterministic parts (the
+    empirical-Bayes Newton fits and the Laplace covariances) run batched over all rows, the
+    random draws (hyperparameters, cell accuracies, unlabeled items) per row from its own stream.
+
+    Parameters
+    ----------
+    cells : CellCounts
+        The pool's cells (``n_pool``, ``mean_conf``, ``region``); its own labeled counts are ignored.
+    n, correct : array_like, shape (B, C)
+        Labeled and correct labeled items of every cell in each of B label draws.
+    ci_prob, draws
+        As in :func:`bayes_estimate`.
+    seed : int, Generator or sequence of them, optional
+        One stream for all rows in turn, or one per row (e.g. each label draw's own generator).
+
+    Returns
+    -------
+    dict
+        ``mean`` (B, R) and ``ci`` (B, R, 2).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> conf = rng.uniform(0.6, 1.0, 2000); correct = rng.random(2000) < conf
+    >>> cells = cell_counts(conf, np.zeros(2000, int), 1, np.arange(2000) < 300, correct)
+    >>> one = bayes_estimate(cells, seed=7)
+    >>> many = bayes_estimate_batch(cells, np.stack([cells.n] * 3), np.stack([cells.correct] * 3), seed=[7, 8, 9])
+    >>> many["ci"].shape, bool(np.allclose(many["ci"][0], one["ci"]))
+    ((3, 1, 2), True)
+    """
+    n_arr = np.atleast_2d(np.asarray(n, dtype=np.int64))
+    k_arr = np.atleast_2d(np.asarray(correct, dtype=np.int64))
+    if n_arr.shape != k_arr.shape or n_arr.shape[-1] != cells.n_pool.size:
+        raise ConfigError(f"counts of shape {n_arr.shape} and {k_arr.shape} do not match {cells.n_pool.size} cells")
+    if (n_arr.sum(axis=1) == 0).any():
+        raise ConfigError("the Bayesian estimate needs at least one labeled item in every label draw")
+    rows = n_arr.shape[0]
+    if isinstance(seed, (list, tuple)):
+        if len(seed) != rows:
+            raise ConfigError(f"{len(seed)} seeds for {rows} label draws")
+        rngs = [as_generator(s) for s in seed]
+    else:
+        rngs = [as_generator(seed)] * rows
+    fit = fit_confidence_prior(n_arr, k_arr, cells.mean_conf)
+    mode = np.stack([fit.offset, fit.slope, np.log(fit.strength)], axis=-1)
+    x = np.broadcast_to(_logit_conf(cells.mean_conf), n_arr.shape)
+    factor = np.linalg.cholesky(laplace_covariance(mode, n_arr.astype(float), k_arr.astype(float), x))
+    mean = np.empty((rows, cells.n_regions))
+    ci = np.empty((rows, cells.n_regions, 2))
+    for b in range(rows):
+        z = _normal_draws(mode[b], factor[b], int(draws), rngs[b])
+        a0, b0 = ConfidencePrior(z[:, 0], z[:, 1], np.exp(z[:, 2])).beta_params(cells.mean_conf)
+        row = CellCounts(region=cells.region, n_pool=cells.n_pool, n=n_arr[b], correct=k_arr[b],
+                         mean_conf=cells.mean_conf, n_regions=cells.n_regions)
+        acc = pool_accuracy_draws(row, a0 + k_arr[b], b0 + n_arr[b] - k_arr[b], seed=rngs[b])
+        mean[b] = acc.mean(axis=0)
+        ci[b] = hdi_from_draws(acc, ci_prob, axis=0)
+    return {"mean": mean, "ci": ci}

@@ -34,7 +34,8 @@ from scipy import special
 
 from pbassess.errors import ConfigError
 
-__all__ = ["HYPERPRIOR", "ConfidencePrior", "fit_confidence_prior", "laplace_draws", "marginal_log_likelihood"]
+__all__ = ["HYPERPRIOR", "ConfidencePrior", "fit_confidence_prior", "laplace_covariance", "laplace_draws",
+           "marginal_log_likelihood"]
 
 #: (mean, sd) of the Normal hyperpriors of offset, slope and log strength.
 HYPERPRIOR: dict[str, tuple[float, float]] = {"offset": (0.0, 1.5), "slope": (1.0, 1.0), "log_strength": (3.0, 2.0)}
@@ -235,10 +236,13 @@ def laplace_draws(fit: ConfidencePrior, n: Any, correct: Any, mean_conf: Any, dr
     marginal posterior (on the offset, slope, log-strength scale; Hessian by central differences
     of the exact gradient) puts that uncertainty back, close to what NUTS gives.
 
+    A batched fit (arrays of shape (B,) from :func:`fit_confidence_prior` on counts of shape
+    (B, R)) gets its own approximation per row, all at once.
+
     Returns
     -------
     ConfidencePrior
-        With arrays of shape (draws,).
+        With arrays of shape (draws,), or (B, draws) for a batched fit.
 
     Examples
     --------
@@ -248,33 +252,64 @@ def laplace_draws(fit: ConfidencePrior, n: Any, correct: Any, mean_conf: Any, dr
     >>> d = laplace_draws(fit, n, k, c, 2000, seed=0)
     >>> bool(abs(np.mean(d.offset) - fit.offset) < 0.1), d.strength.shape
     (True, (2000,))
+    >>> both = fit_confidence_prior(np.stack([n, n]), np.stack([k, k]), c)       # a batch of two fits
+    >>> laplace_draws(both, np.stack([n, n]), np.stack([k, k]), c, 500, seed=0).offset.shape
+    (2, 500)
     """
     from pbassess.stats.sampling import as_generator
 
-    n_arr = np.asarray(n, dtype=float)
-    k_arr = np.asarray(correct, dtype=float)
-    x = _logit_conf(mean_conf)
-    mode = np.array([float(fit.offset), float(fit.slope), float(np.log(fit.strength))])
-    hess = np.zeros((3, 3))
+    batched = np.ndim(fit.offset) > 0
+    mode = np.stack([np.atleast_1d(np.asarray(fit.offset, dtype=float)),
+                     np.atleast_1d(np.asarray(fit.slope, dtype=float)),
+                     np.atleast_1d(np.log(np.asarray(fit.strength, dtype=float)))], axis=-1)
+    size = mode.shape[0]
+    n_arr = np.broadcast_to(np.asarray(n, dtype=float), (size, np.shape(n)[-1]))
+    k_arr = np.broadcast_to(np.asarray(correct, dtype=float), n_arr.shape)
+    x = np.broadcast_to(_logit_conf(mean_conf), n_arr.shape)
+    factor = np.linalg.cholesky(laplace_covariance(mode, n_arr, k_arr, x))
+    rng = as_generator(seed)
+    z = np.stack([_normal_draws(mode[b], factor[b], int(draws), rng, max_strength) for b in range(size)])
+    if not batched:
+        z = z[0]
+    return ConfidencePrior(offset=z[..., 0], slope=z[..., 1], strength=np.exp(z[..., 2]))
+
+
+def _normal_draws(mode: np.ndarray, factor: np.ndarray, draws: int, rng: np.random.Generator,
+                  max_strength: float = 1e5) -> np.ndarray:
+    """(draws, 3) draws of Normal(mode, factor factor^T) within the bounds (the stream of ``multivariate_normal``)."""
+    lows, highs = np.array(_BOUNDS(max_strength)).T
+    return np.clip(mode + rng.standard_normal((draws, 3)) @ factor.T, lows, highs)
+
+
+def laplace_covariance(mode: np.ndarray, n: np.ndarray, k: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """(B, 3, 3) inverse of minus the log posterior's Hessian at each mode (B, 3), floored by the hyperpriors.
+
+    ``mode`` holds (offset, slope, log strength) per row; ``n``, ``k`` and ``x`` (the logit of the
+    regions' mean confidence) have shape (B, R).
+
+    Examples
+    --------
+    >>> cov = laplace_covariance(np.array([[0.0, 1.0, 8.0]]), np.zeros((1, 3)), np.zeros((1, 3)), np.zeros((1, 3)))
+    >>> np.sqrt(np.diag(cov[0])).round(3).tolist()      # no labels: the hyperpriors' sds
+    [1.5, 1.0, 2.0]
+    """
     step = 1e-4
+    hess = np.zeros((mode.shape[0], 3, 3))
     for j in range(3):
         up, down = mode.copy(), mode.copy()
-        up[j] += step
-        down[j] -= step
-        g_up = _value_and_grad(up, n_arr, k_arr, x, with_prior=True)[1]
-        g_down = _value_and_grad(down, n_arr, k_arr, x, with_prior=True)[1]
-        hess[j] = (g_up - g_down) / (2 * step)
-    precision = -(hess + hess.T) / 2
+        up[:, j] += step
+        down[:, j] -= step
+        g_up = _value_and_grad(up, n, k, x, with_prior=True)[1]
+        g_down = _value_and_grad(down, n, k, x, with_prior=True)[1]
+        hess[:, j] = (g_up - g_down) / (2 * step)
+    precision = -(hess + np.swapaxes(hess, 1, 2)) / 2
     # the hyperpriors alone bound the precision from below (guards a flat or non-concave spot)
-    floor = np.diag([1 / HYPERPRIOR[k][1] ** 2 for k in ("offset", "slope", "log_strength")])
-    if not np.all(np.isfinite(precision)):
-        precision = floor.copy()
+    floor = np.diag([1 / HYPERPRIOR[key][1] ** 2 for key in ("offset", "slope", "log_strength")])
+    bad = ~np.isfinite(precision).all(axis=(1, 2))
+    precision[bad] = floor
     evals, evecs = np.linalg.eigh(precision)
-    if evals.min() <= 0:
-        precision = evecs @ np.diag(np.maximum(evals, 0)) @ evecs.T + floor
-    cov = np.linalg.inv(precision)
-    rng = as_generator(seed)
-    z = rng.multivariate_normal(mode, cov, size=int(draws), method="cholesky")
-    lows, highs = np.array(_BOUNDS(max_strength)).T
-    z = np.clip(z, lows, highs)
-    return ConfidencePrior(offset=z[:, 0], slope=z[:, 1], strength=np.exp(z[:, 2]))
+    fix = evals.min(axis=1) <= 0
+    if fix.any():
+        clipped = np.maximum(evals[fix], 0)
+        precision[fix] = np.einsum("bij,bj,bkj->bik", evecs[fix], clipped, evecs[fix]) + floor
+    return np.linalg.inv(precision)

@@ -1,6 +1,6 @@
-"""Computing one grid cell, and summarising finished cells into one Dataset.
+"""Computing one active-assessment grid cell, and summarising finished cells into one Dataset.
 
-:func:`run_cell` is what a worker runs: it loads the cell's data set (once per process), runs
+:func:`run_active_cell` is what a worker runs: it loads the cell's data set (once per process), runs
 the active-assessment simulation for the cell's single strategy and prior with the cell's seed,
 and returns a small :class:`xarray.Dataset` (dims ``run``, ``step``). Because every run derives
 from the seed and its run index alone (:func:`pbassess.active.engine.run_engine`), a cell gives
@@ -19,7 +19,7 @@ import xarray as xr
 
 from pbassess.grid.config import Cell
 
-__all__ = ["FRACTION_GRID", "run_cell", "summarise_cells"]
+__all__ = ["FRACTION_GRID", "active_rows", "run_active_cell", "summarise_cells"]
 
 #: Pool fractions at which merged grids report each cell's run-averaged MRR curve.
 FRACTION_GRID: np.ndarray = np.linspace(0.0, 1.0, 101)
@@ -48,7 +48,7 @@ def _as_dataset(result: Any) -> xr.Dataset:
     raise TypeError(f"cannot read a Dataset from {type(result).__name__}")
 
 
-def run_cell(cell: Cell) -> xr.Dataset:
+def run_active_cell(cell: Cell) -> xr.Dataset:
     """Compute one cell: R runs of one strategy with one prior on one data set.
 
     Returns
@@ -61,7 +61,7 @@ def run_cell(cell: Cell) -> xr.Dataset:
     Examples
     --------
     >>> from pbassess.grid.config import Cell
-    >>> ds = run_cell(Cell(dataset="digits-logreg", target="least-accurate", strategy="ts",
+    >>> ds = run_active_cell(Cell(dataset="digits-logreg", target="least-accurate", strategy="ts",
     ...                    prior="uniform", runs=3, log_every=100))
     >>> dict(ds["mrr"].sizes)
     {'run': 3, 'step': 8}
@@ -107,7 +107,7 @@ def summarise_cells(results: dict[str, xr.Dataset], threshold: float = 0.99) -> 
     --------
     >>> from pbassess.grid.config import Cell
     >>> c = Cell(dataset="digits-logreg", target="least-accurate", strategy="ts", prior="uniform", runs=2)
-    >>> s = summarise_cells({c.key: run_cell(c)})
+    >>> s = summarise_cells({c.key: run_active_cell(c)})
     >>> s.sizes["cell"], str(s["strategy"].values[0])
     (1, 'ts')
     """
@@ -146,3 +146,28 @@ def summarise_cells(results: dict[str, xr.Dataset], threshold: float = 0.99) -> 
         coords=coords,
         attrs={"threshold": threshold},
     )
+
+
+def active_rows(merged: xr.Dataset) -> list[dict[str, Any]]:
+    """One JSON-able dict per cell of a merged active grid (what ``pbassess grid --json`` prints).
+
+    Examples
+    --------
+    >>> from pbassess.grid.config import Cell
+    >>> c = Cell(dataset="digits-logreg", target="least-accurate", strategy="ts", prior="uniform", runs=2)
+    >>> row = active_rows(summarise_cells({c.key: run_active_cell(c)}))[0]
+    >>> row["strategy"], row["final_mrr"]
+    ('ts', 1.0)
+    """
+    rows = []
+    for i, key in enumerate(merged["cell"].values):
+        sel = merged.isel(cell=i)
+        rows.append({
+            "key": str(key), "dataset": str(sel["dataset"].values), "target": str(sel["target"].values),
+            "top_m": int(sel["top_m"].values), "strategy": str(sel["strategy"].values),
+            "prior": str(sel["prior"].values), "seed": int(sel["seed"].values), "runs": int(sel["runs"].values),
+            "labels_to_mrr": float(sel["labels_to_mrr"].values),
+            "labels_to_mrr_interval": [float(sel["labels_to_mrr_low"].values), float(sel["labels_to_mrr_high"].values)],
+            "final_mrr": float(sel["final_mrr"].values), "seconds": float(sel["seconds"].values),
+        })
+    return rows

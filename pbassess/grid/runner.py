@@ -3,7 +3,8 @@
 Layout of the output folder::
 
     OUT/cells/<cell key>.zarr   one finished cell each (written atomically: a resumed grid skips them)
-    OUT/grid.zarr               every finished cell merged (:func:`pbassess.grid.cells.summarise_cells`)
+    OUT/grid.zarr               every finished cell merged (the merge function of the cells' kind,
+                                :data:`pbassess.grid.kinds.KINDS`)
 
 Where the cells run:
 
@@ -32,8 +33,7 @@ from typing import Any
 import xarray as xr
 
 from pbassess.errors import ConfigError
-from pbassess.grid.cells import run_cell, summarise_cells
-from pbassess.grid.config import Cell
+from pbassess.grid.kinds import kind_of, merge_cells, run_cell
 
 __all__ = ["SCHEDULER_ENV", "done_cells", "open_client", "run_grid"]
 
@@ -43,11 +43,11 @@ SCHEDULER_ENV = "PBASSESS_DASK_SCHEDULER"
 _WORKER_ENV = {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
-def _cell_path(out: Path, cell: Cell) -> Path:
+def _cell_path(out: Path, cell: Any) -> Path:
     return out / "cells" / f"{cell.key}.zarr"
 
 
-def done_cells(cells: Sequence[Cell], out: str | Path) -> list[Cell]:
+def done_cells(cells: Sequence[Any], out: str | Path) -> list[Any]:
     """The cells whose results are already stored under ``out`` (a resumed grid skips them).
 
     Examples
@@ -61,7 +61,7 @@ def done_cells(cells: Sequence[Cell], out: str | Path) -> list[Cell]:
     return [c for c in cells if (_cell_path(base, c) / "zarr.json").exists() or (_cell_path(base, c) / ".zgroup").exists()]
 
 
-def _write_cell(out: Path, cell: Cell, ds: xr.Dataset) -> None:
+def _write_cell(out: Path, cell: Any, ds: xr.Dataset) -> None:
     """Write one cell atomically: to a temporary folder, then renamed into place."""
     final = _cell_path(out, cell)
     final.parent.mkdir(parents=True, exist_ok=True)
@@ -75,7 +75,7 @@ def _write_cell(out: Path, cell: Cell, ds: xr.Dataset) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _read_cell(out: Path, cell: Cell) -> xr.Dataset:
+def _read_cell(out: Path, cell: Any) -> xr.Dataset:
     return xr.open_zarr(_cell_path(out, cell), consolidated=False).load()
 
 
@@ -87,11 +87,20 @@ def _compile_dir_plugin() -> Any:
         name = "pbassess-compiledir"
 
         def setup(self, worker: Any) -> None:
-            safe = str(worker.id).replace(":", "_").replace("/", "_")
+            # by worker name (0, 1, ... on a LocalCluster): a restarted cluster finds its compiled modules again
+            safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in str(worker.name or worker.id))
             base = Path(tempfile.gettempdir()) / "pbassess-pytensor" / safe
             base.mkdir(parents=True, exist_ok=True)
-            flags = os.environ.get("PYTENSOR_FLAGS", "")
-            os.environ["PYTENSOR_FLAGS"] = ",".join(filter(None, [flags, f"base_compiledir={base}"]))
+            # PyTensor reads its flags once, on import: workers start fresh processes, and pbassess imports
+            # PyTensor only inside the functions that build models, so this runs before it
+            if "pytensor" in sys.modules:
+                import warnings
+
+                warnings.warn("PyTensor was imported before the worker's compile folder was set; it keeps "
+                              "the shared one", RuntimeWarning, stacklevel=1)
+            flags = [f for f in os.environ.get("PYTENSOR_FLAGS", "").split(",") if f and
+                     not f.startswith("base_compiledir=")]
+            os.environ["PYTENSOR_FLAGS"] = ",".join([*flags, f"base_compiledir={base}"])
 
     return PerWorkerCompileDir()
 
@@ -100,6 +109,16 @@ def open_client(scheduler: str | None) -> tuple[Any, Callable[[], None]] | tuple
     """A dask.distributed Client for ``scheduler`` (see the module docstring) and a function closing it.
 
     ``None`` reads :data:`SCHEDULER_ENV`; without it, returns ``(None, noop)`` (run in process).
+
+    Examples
+    --------
+    >>> client, close = open_client("process")  # "local:2" would start two worker processes
+    >>> client is None, close()
+    (True, None)
+    >>> open_client("local:0")
+    Traceback (most recent call last):
+    ...
+    pbassess.errors.ConfigError: scheduler 'local:0': at least one worker is needed
     """
     scheduler = scheduler or os.environ.get(SCHEDULER_ENV) or None
     if scheduler is None or scheduler in ("none", "process"):
@@ -113,9 +132,13 @@ def open_client(scheduler: str | None) -> tuple[Any, Callable[[], None]] | tuple
             raise ConfigError(f"scheduler {scheduler!r}: expected 'local' or 'local:N' with N workers") from None
         if n_workers < 1:
             raise ConfigError(f"scheduler {scheduler!r}: at least one worker is needed")
-        cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                               env=dict(_WORKER_ENV))
-        client = Client(cluster)
+        import warnings
+
+        with warnings.catch_warnings():  # the scheduler's health endpoint moves off a busy port 8787 by itself
+            warnings.filterwarnings("ignore", message="Port 8787 is already in use")
+            cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                                   env=dict(_WORKER_ENV))
+        client = Client(cluster, set_as_default=False)  # the caller submits to it; dask.compute elsewhere stays local
         client.register_plugin(_compile_dir_plugin())
 
         def close() -> None:
@@ -124,18 +147,11 @@ def open_client(scheduler: str | None) -> tuple[Any, Callable[[], None]] | tuple
 
         return client, close
     try:
-        client = Client(scheduler, timeout="20s")
+        client = Client(scheduler, timeout="20s", set_as_default=False)
     except OSError as exc:
         raise ConfigError(f"cannot reach the dask scheduler at {scheduler!r}: {exc}") from None
     client.register_plugin(_compile_dir_plugin())
     return client, client.close
-
-
-def _expected_cost(cell: Cell, sizes: dict[str, int]) -> float:
-    """A rough cost of a cell (runs x labels per run), to start the longest cells first."""
-    n_items = sizes.get(cell.dataset, 10_000)
-    labels = n_items if cell.budget is None else min(cell.budget, n_items)
-    return float(cell.runs) * labels * (3.0 if cell.target == "most-miscalibrated" else 1.0)
 
 
 def _pool_sizes() -> dict[str, int]:
@@ -157,14 +173,42 @@ def _progress_bar(total: int, enabled: bool | None):
     return tqdm(total=total, disable=not show, unit="cell", file=sys.stderr)
 
 
-def run_grid(cells: Sequence[Cell], out: str | Path, *, scheduler: str | None = None, client: Any = None,
-             progress: bool | None = None, on_cell: Callable[[Cell, xr.Dataset], None] | None = None) -> xr.Dataset:
+def _compute(todo: list[Any], base: Path, client: Any, bar: Any,
+             on_cell: Callable[[Any, xr.Dataset], None] | None) -> None:
+    """Run the missing cells (in process when ``client`` is None) and store each as it finishes."""
+    def store(cell: Any, ds: xr.Dataset) -> None:
+        _write_cell(base, cell, ds)
+        bar.update(1)
+        if on_cell:
+            on_cell(cell, ds)
+
+    if client is None:
+        for cell in todo:
+            store(cell, run_cell(cell))
+        return
+    from dask.distributed import as_completed
+
+    sizes = _pool_sizes()
+    # longest cells first, so that no worker is left alone with a long cell at the end
+    ordered = sorted(todo, key=lambda c: -kind_of(c).cost(c, sizes))
+    futures = {client.submit(run_cell, cell, pure=False, key=f"pbassess-cell-{cell.key}",
+                             priority=len(ordered) - i): cell
+               for i, cell in enumerate(ordered)}
+    with client.as_current():  # as_completed finds the client it waits on as the current one
+        for future in as_completed(futures):
+            store(futures[future], future.result())
+
+
+def run_grid(cells: Sequence[Any], out: str | Path, *, scheduler: str | None = None, client: Any = None,
+             progress: bool | None = None, on_cell: Callable[[Any, xr.Dataset], None] | None = None) -> xr.Dataset:
     """Compute every cell not yet stored under ``out`` and return the merged Dataset.
 
     Parameters
     ----------
-    cells : sequence of Cell
-        From :func:`pbassess.grid.load_grid` or :func:`pbassess.grid.cells_from_config`.
+    cells : sequence of cells of one kind
+        From :func:`pbassess.grid.load_grid` or :func:`pbassess.grid.cells_from_config`, or built
+        directly (:class:`~pbassess.grid.Cell`, :class:`~pbassess.grid.EstimationCell`,
+        :class:`~pbassess.grid.SurfaceCell`).
     out : path
         Output folder (created); finished cells found there are skipped.
     scheduler : str, optional
@@ -179,7 +223,8 @@ def run_grid(cells: Sequence[Cell], out: str | Path, *, scheduler: str | None = 
     Returns
     -------
     xarray.Dataset
-        The merged grid (also written to ``out/grid.zarr``).
+        The merged grid (also written to ``out/grid.zarr``), with a ``cell`` dimension, in the
+        order of ``cells``; see the merge function of the cells' kind (:mod:`pbassess.grid.kinds`).
 
     Examples
     --------
@@ -193,6 +238,11 @@ def run_grid(cells: Sequence[Cell], out: str | Path, *, scheduler: str | None = 
     """
     if not cells:
         raise ConfigError("the grid has no cells")
+    kinds = sorted({getattr(c, "kind", None) or "?" for c in cells})
+    if len(kinds) > 1:
+        raise ConfigError(f"a grid holds cells of one kind, found {' and '.join(kinds)}: put them in separate grids")
+    for cell in cells:
+        kind_of(cell)
     base = Path(out)
     base.mkdir(parents=True, exist_ok=True)
     finished = {c.key for c in done_cells(cells, base)}
@@ -202,33 +252,11 @@ def run_grid(cells: Sequence[Cell], out: str | Path, *, scheduler: str | None = 
         client, close = open_client(scheduler)
     bar = _progress_bar(len(todo), progress)
     try:
-        if client is None:
-            for cell in todo:
-                ds = run_cell(cell)
-                _write_cell(base, cell, ds)
-                bar.update(1)
-                if on_cell:
-                    on_cell(cell, ds)
-        else:
-            from dask.distributed import as_completed
-
-            sizes = _pool_sizes()
-            # longest cells first, so that no worker is left alone with a long cell at the end
-            ordered = sorted(todo, key=lambda c: -_expected_cost(c, sizes))
-            futures = {client.submit(run_cell, cell, pure=False, key=f"pbassess-cell-{cell.key}",
-                                     priority=len(ordered) - i): cell
-                       for i, cell in enumerate(ordered)}
-            for future in as_completed(futures):
-                cell = futures[future]
-                ds = future.result()
-                _write_cell(base, cell, ds)
-                bar.update(1)
-                if on_cell:
-                    on_cell(cell, ds)
+        _compute(todo, base, client, bar, on_cell)
     finally:
         bar.close()
         close()
-    merged = summarise_cells({c.key: _read_cell(base, c) for c in cells})
+    merged = merge_cells(kinds[0], {c.key: _read_cell(base, c) for c in cells})
     target = base / "grid.zarr"
     tmp = base / ".grid.zarr.tmp"
     shutil.rmtree(tmp, ignore_errors=True)

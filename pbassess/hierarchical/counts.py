@@ -33,6 +33,17 @@ class EnvironmentCounts:
         Mean top-1 confidence of all items per cell (NaN for empty cells).
     classes : tuple of str or None
         Class names when the cells are environment x predicted class.
+
+    Examples
+    --------
+    >>> from pbassess import Predictions
+    >>> p = Predictions.from_top1(["a", "a", "b", "b"], [0.9, 0.7, 0.8, 0.6], ["a", "b", "b", None],
+    ...                           groups={"site": ["x", "x", "y", "y"]})
+    >>> c = environment_counts(p, "site")
+    >>> isinstance(c, EnvironmentCounts), c.environments, c.n.tolist(), c.k.tolist(), c.n_items.tolist()
+    (True, ('x', 'y'), [2, 1], [1, 1], [2, 2])
+    >>> c.mean_confidence.round(2).tolist()
+    [0.8, 0.7]
     """
 
     by: str
@@ -62,6 +73,17 @@ class CalibrationCounts:
     ``n``/``k`` are labeled and correct items per (environment, bin); ``weight`` is each bin's
     share of the environment's whole pool (rows sum to one) and ``score`` the pool's mean
     confidence in the bin (NaN for empty bins).
+
+    Examples
+    --------
+    >>> from pbassess import Predictions
+    >>> p = Predictions.from_top1(["a"] * 4, [0.6, 0.7, 0.8, 0.95], ["a", "b", "a", None], classes=["a", "b"],
+    ...                           groups={"site": ["x", "x", "y", "y"]})
+    >>> c = calibration_counts(p, "site", bins=2)
+    >>> isinstance(c, CalibrationCounts), c.environments, c.n.tolist(), c.k.tolist()
+    (True, ('x', 'y'), [[0, 2], [0, 1]], [[0, 1], [0, 1]])
+    >>> c.weight.sum(axis=1).tolist()  # each environment's pool shares sum to one
+    [1.0, 1.0]
     """
 
     by: str

@@ -44,7 +44,21 @@ def format_bytes(n_bytes: float) -> str:
 
 
 def memory_limit() -> int:
-    """The memory budget in bytes (``PBASSESS_MEMORY_LIMIT``, default 2 GiB)."""
+    """The memory budget in bytes (``PBASSESS_MEMORY_LIMIT``, default 2 GiB).
+
+    Examples
+    --------
+    >>> import os
+    >>> from unittest import mock
+    >>> with mock.patch.dict(os.environ, {"PBASSESS_MEMORY_LIMIT": "4GiB"}):
+    ...     memory_limit()
+    4294967296
+    >>> with mock.patch.dict(os.environ, {"PBASSESS_MEMORY_LIMIT": "lots"}):
+    ...     memory_limit()
+    Traceback (most recent call last):
+    ...
+    pbassess.errors.ConfigError: PBASSESS_MEMORY_LIMIT must be a size like 4GiB or 4000000000, got 'lots'
+    """
     raw = os.environ.get("PBASSESS_MEMORY_LIMIT", "").strip().lower().replace(" ", "")
     if not raw:
         return DEFAULT_MEMORY_LIMIT

@@ -90,7 +90,14 @@ def quiet_progress() -> Iterator[None]:
 
 
 def progress_wanted() -> bool:
-    """Whether a person is watching: stderr is a terminal and no :func:`quiet_progress` block is active."""
+    """Whether a person is watching: stderr is a terminal and no :func:`quiet_progress` block is active.
+
+    Examples
+    --------
+    >>> with quiet_progress():
+    ...     progress_wanted()
+    False
+    """
     if _QUIET[0]:
         return False
     stream = sys.stderr
@@ -253,6 +260,16 @@ def mock_pymc_sample(*args: Any, **kwargs: Any):
     """``pymc.testing.mock_sample`` with a ``diverging`` sample stat: prior draws shaped like ``pm.sample``.
 
     For doctests and plumbing tests only (``mock.patch("pymc.sample", mock_pymc_sample)``).
+
+    Examples
+    --------
+    >>> from unittest import mock
+    >>> import pymc as pm
+    >>> with pm.Model(), mock.patch("pymc.sample", mock_pymc_sample):
+    ...     x = pm.Normal("x")
+    ...     idata = pm.sample(draws=10, chains=1)
+    >>> idata.posterior["x"].shape, bool(idata.sample_stats["diverging"].any())
+    ((1, 10), False)
     """
     from pymc.testing import mock_sample
 

@@ -53,7 +53,15 @@ def binomial_loglik(n: Any, k: Any, theta: Any) -> np.ndarray:
 
 
 def multinomial_loglik_constant(counts: Any) -> np.ndarray:
-    """``log N! - sum_j log c_j!`` per row of a count matrix (the multinomial coefficient)."""
+    """``log N! - sum_j log c_j!`` per row of a count matrix (the multinomial coefficient).
+
+    Examples
+    --------
+    >>> from math import log
+    >>> c = multinomial_loglik_constant([[2, 1, 0], [1, 1, 1]])
+    >>> bool(np.allclose(c, [log(3), log(6)]))  # 3!/(2! 1! 0!) = 3 and 3!/(1! 1! 1!) = 6
+    True
+    """
     c = np.asarray(counts, dtype=float)
     return special.gammaln(c.sum(axis=-1) + 1) - special.gammaln(c + 1).sum(axis=-1)
 

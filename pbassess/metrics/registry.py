@@ -67,6 +67,17 @@ class Metric:
     bound : float
         Bound on ``|per-item value|`` for a callable ``per_item`` (see ItemStatistic).
     description : str
+
+    Examples
+    --------
+    >>> from pbassess import Predictions
+    >>> from pbassess.counting import count_cells
+    >>> top1 = Metric("top1", per_item="correct", reduction="mean", family="beta-binomial",
+    ...               direction="higher", needs_labels=True)
+    >>> p = Predictions.from_top1(["a", "a", "b", "b"], [0.9, 0.8, 0.7, 0.6], ["a", "b", "b", None])
+    >>> s = top1.sufficient_statistics(count_cells(p, item_stats=["correct"]))
+    >>> s["successes"].values.tolist(), s["trials"].values.tolist()  # per predicted class
+    ([1, 1], [2, 1])
     """
 
     name: str

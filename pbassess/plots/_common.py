@@ -38,3 +38,41 @@ def check_count(name: str, value: Any) -> int | None:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise ConfigError(f"{name} must be a positive integer, got {value!r}")
     return int(value)
+
+
+def count_strip(ax: Any, x: Any, counts: Any, *, top: float = 1.02, fontsize: float = 6.0, color: str = "0.25"):
+    """Write one count per x position in a strip along the bottom of ``ax``, below every data point.
+
+    The texts are drawn once to measure them (the figure's layout is applied first), then each
+    goes to the lowest row where it does not touch its left neighbour. The y-limits become
+    ``(bottom, top)`` with ``bottom < 0`` chosen so that the rows (plus a margin) lie under
+    ``y = 0``: data in ``[0, top]`` never reach them. Rows are offset in points from the bottom
+    edge, whatever the size of the axes. Returns the Text artists, in the order of ``x``.
+    """
+    from matplotlib.transforms import ScaledTranslation, blended_transform_factory
+
+    x = np.asarray(x, dtype=float)
+    fig = ax.figure
+    along_bottom = blended_transform_factory(ax.transData, ax.transAxes)
+    line_pt, pad_px = 1.35 * fontsize, 2.0
+
+    def lift(row: int):
+        return along_bottom + ScaledTranslation(0.0, (2.0 + row * line_pt) / 72.0, fig.dpi_scale_trans)
+
+    texts = [ax.text(xi, 0.0, f"{int(n):,}", transform=lift(0), ha="center", va="bottom", fontsize=fontsize,
+                     color=color) for xi, n in zip(x, np.asarray(counts), strict=True)]
+    fig.canvas.draw()
+    right_edges: list[float] = []  # per row, the right edge (pixels) of its last text
+    for i in np.argsort(x, kind="stable"):
+        box = texts[i].get_window_extent()
+        row = next((r for r, edge in enumerate(right_edges) if box.x0 >= edge + pad_px), len(right_edges))
+        if row == len(right_edges):
+            right_edges.append(box.x1)
+        else:
+            right_edges[row] = box.x1
+        texts[i].set_transform(lift(row))
+    rows = max(len(right_edges), 1)
+    height_pt = max(ax.get_window_extent().height * 72.0 / fig.dpi, 1.0)
+    frac = min((rows * line_pt + 8.0) / height_pt, 0.5)
+    ax.set_ylim(-frac * top / (1.0 - frac), top)
+    return texts

@@ -13,14 +13,25 @@ from typing import Any
 import numpy as np
 
 from pbassess.errors import ConfigError
-from pbassess.plots._common import figure_and_axes, forest_axes
+from pbassess.plots._common import count_strip, figure_and_axes, forest_axes
 
 __all__ = ["outside_legend", "plot_classwise_ece", "plot_ece", "plot_recalibration", "plot_reliability",
            "plot_smooth_reliability"]
 
 
 def outside_legend(ax: Any):
-    """A small legend to the right of ``ax``, outside the plotting area (it never covers data)."""
+    """A small legend to the right of ``ax``, outside the plotting area (it never covers data).
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots()
+    >>> _ = ax.plot([0, 1], [0, 1], label="diagonal")
+    >>> legend = outside_legend(ax)
+    >>> fig.canvas.draw()
+    >>> bool(legend.get_window_extent().x0 >= ax.get_window_extent().x1)  # to the right of the data
+    True
+    """
     return ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, fontsize="small")
 
 
@@ -38,8 +49,8 @@ def plot_reliability(result: Any, *, ax: Any = None):
     result : CalibrationResult
     ax : matplotlib.axes.Axes, optional
         Draw the diagram into this Axes (the histogram then goes on a twin y-axis along its
-        bottom fifth) and return it; by default a new figure with the histogram in its own
-        panel below.
+        bottom fifth, and the labeled counts in a strip under accuracy 0, clear of the markers)
+        and return it; by default a new figure with the histogram in its own panel below.
 
     Returns
     -------
@@ -76,6 +87,8 @@ def plot_reliability(result: Any, *, ax: Any = None):
     ax.set_xlim(0, 1)
     ax.set_ylim(-0.02, 1.02)
     ax.set_ylabel("accuracy")
+    if not created:  # the counts are written in the diagram itself: say what the numbers are
+        ax.plot([], [], ls="none", marker="$n$", color="0.25", label="labeled items per bin")
     outside_legend(ax)
     edges = np.append(table["bin_low"].to_numpy(), table["bin_high"].to_numpy()[-1])
     widths = np.diff(edges)
@@ -84,11 +97,11 @@ def plot_reliability(result: Any, *, ax: Any = None):
     hist_ax.bar(edges[:-1], counts, width=widths, align="edge", color="C0", alpha=0.35, edgecolor="C0",
                 label="pool items")
     hist_ax.step(edges, np.append(labeled, labeled[-1]), where="post", color="black", lw=1.5, label="labeled items")
-    for lo, width, n_lab, n_pool in zip(edges[:-1], widths, labeled, counts, strict=True):
-        if n_pool > 0 or n_lab > 0:
-            hist_ax.annotate(f"{int(n_lab):,}", (lo + width / 2, max(n_lab, n_pool)), xytext=(0, 2),
-                             textcoords="offset points", ha="center", va="bottom", fontsize="x-small")
     if created:
+        for lo, width, n_lab, n_pool in zip(edges[:-1], widths, labeled, counts, strict=True):
+            if n_pool > 0 or n_lab > 0:
+                hist_ax.annotate(f"{int(n_lab):,}", (lo + width / 2, max(n_lab, n_pool)), xytext=(0, 2),
+                                 textcoords="offset points", ha="center", va="bottom", fontsize="x-small")
         hist_ax.set_xlabel("confidence (top-1 score)")
         hist_ax.set_ylabel("items")
         hist_ax.set_ylim(0, max(counts.max(), 1) * 1.25)
@@ -97,8 +110,16 @@ def plot_reliability(result: Any, *, ax: Any = None):
         ax.set_title(f"Reliability diagram (ECE {ece['mean']:.3f}, {100 * result.ci_prob:.10g}% HDI "
                      f"{ece['hdi_low']:.3f}-{ece['hdi_high']:.3f})", fontsize="medium")
         return fig
-    hist_ax.set_ylim(0, max(counts.max(), 1) * 5)
+    # Labeled counts go in a strip under accuracy 0, clear of every marker; the histogram stands on the strip.
+    count_strip(ax, x, shown["n_labeled"].to_numpy(), top=1.02)
+    low, high = ax.get_ylim()
+    hist_top = max(counts.max(), 1) * 5
+    hist_ax.set_ylim(low / high * hist_top, hist_top)
     hist_ax.set_yticks([])
+    handles, labels = ax.get_legend_handles_labels()  # one legend for both layers, off the data
+    more_handles, more_labels = hist_ax.get_legend_handles_labels()
+    ax.legend(handles + more_handles, labels + more_labels, loc="upper left", bbox_to_anchor=(1.02, 1.0),
+              borderaxespad=0.0, fontsize="small")
     ax.set_xlabel("confidence (top-1 score)")
     return ax
 
@@ -224,7 +245,7 @@ def plot_recalibration(out: dict, *, ax: Any = None):
         hi = np.array([post[k]["hdi"][1] for k in keys]) / ref
         ax.hlines(y + offset, lo, hi, color=color, lw=2)
         ax.plot(mean, y + offset, "o", color=color, label=side)
-    ax.axvline(1.0, color="0.5", lw=1, ls="--")
+    ax.axvline(1.0, color="0.5", lw=1, ls="--", label="unchanged")
     ax.set_yticks(y, keys)
     ax.set_xlabel(f"posterior mean and {100 * out.get('ci_prob', 0.95):.10g}% HDI, relative to before")
     outside_legend(ax)

@@ -25,7 +25,18 @@ def plot_comparison(result: Any, *, axes: Any = None):
 
     Examples
     --------
-    >>> # fig = plot_comparison(compare_groups(pred, "sex", rope=0.02))
+    >>> import numpy as np
+    >>> from pbassess import Predictions
+    >>> from pbassess.assess import compare_groups
+    >>> y, site = np.tile([1, 0], 60), np.repeat(["x", "y", "z"], 40)
+    >>> p = Predictions.from_binary_scores(np.where((y == 1) | (site == "z"), 0.8, 0.3), y, groups={"site": site})
+    >>> fig = plot_comparison(compare_groups(p, "site", rope=0.05, seed=0))
+    >>> [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    ['x (n=40)', 'y (n=40)', 'z (n=40)']
+    >>> [t.get_text() for t in fig.axes[1].get_yticklabels()]
+    ['x - y', 'x - z', 'y - z']
+    >>> [t.get_text() for t in fig.axes[1].get_legend().get_texts()]
+    ['ROPE +-0.05', 'no difference', '95% HDI']
     """
     import matplotlib.pyplot as plt
 
@@ -49,7 +60,7 @@ def plot_comparison(result: Any, *, axes: Any = None):
     r = result.rope
     if r > 0:
         ax.axvspan(-r, r, color="0.88", label=f"ROPE +-{r:g}")
-    ax.axvline(0, color="0.5", lw=1)
+    ax.axvline(0, color="0.5", lw=1, label="no difference")
     ax.hlines(yp, pairs["hdi_low"], pairs["hdi_high"], lw=2.5, color="C1", label=f"{pct}% HDI")
     ax.plot(pairs["diff_mean"], yp, "o", color="C1")
     for yi, row in zip(yp, pairs.itertuples(), strict=True):
@@ -75,7 +86,18 @@ def plot_fairness(comparisons: Mapping[str, Any], *, pair: int = 0, axes: Any = 
 
     Examples
     --------
-    >>> # fig = plot_fairness(fairness_comparisons("adult-sex", "sex"))
+    >>> import numpy as np
+    >>> from pbassess import Predictions
+    >>> from pbassess.assess import compare_groups
+    >>> y, sex = np.tile([1, 0], 50), np.repeat(["F", "M"], 50)
+    >>> scores = {"LR": np.where(y == 1, 0.8, 0.3), "NB": np.where((y == 1) | (sex == "M"), 0.8, 0.3)}
+    >>> comparisons = {name: compare_groups(Predictions.from_binary_scores(s, y, groups={"sex": sex}), "sex",
+    ...                                     rope=0.05, seed=0) for name, s in scores.items()}
+    >>> fig = plot_fairness(comparisons)  # or plot_fairness(fairness_comparisons("adult-sex", "sex"))
+    >>> [t.get_text() for t in fig.axes[0].get_yticklabels()], fig.axes[1].get_xlabel()
+    (['LR', 'NB'], 'F - M')
+    >>> [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    ['F', 'M']
     """
     import matplotlib.pyplot as plt
 
@@ -105,7 +127,7 @@ def plot_fairness(comparisons: Mapping[str, Any], *, pair: int = 0, axes: Any = 
     r = first.rope
     if r > 0:
         axes[1].axvspan(-r, r, color="0.88", label=f"ROPE +-{r:g}")
-    axes[1].axvline(0, color="0.5", lw=1)
+    axes[1].axvline(0, color="0.5", lw=1, label="no difference")
     axes[1].hlines(y, [row["hdi_low"] for row in rows], [row["hdi_high"] for row in rows], color="C3", lw=2)
     axes[1].plot([row["diff_mean"] for row in rows], y, "o", color="C3", ms=4)
     axes[1].set_xlabel(f"{rows[0]['a']} - {rows[0]['b']}")
@@ -121,16 +143,29 @@ def plot_labeling_curves(simulation: Any, *, ax: Any = None):
 
     Examples
     --------
-    >>> # fig = plot_labeling_curves(simulate_rope_labeling(pred, "sex", rope=0.02))
+    >>> import numpy as np
+    >>> from pbassess import Predictions
+    >>> from pbassess.assess import simulate_rope_labeling
+    >>> rng = np.random.default_rng(0)
+    >>> g = np.repeat(["a", "b"], [300, 100])
+    >>> correct = rng.random(400) < np.where(g == "a", 0.9, 0.6)
+    >>> p = Predictions.from_top1(np.where(correct, "x", "y"), np.full(400, 0.8), np.full(400, "x"),
+    ...                           classes=["x", "y"], groups={"g": g})
+    >>> sim = simulate_rope_labeling(p, "g", rope=0.05, n_runs=10, seed=1)
+    >>> fig = plot_labeling_curves(sim)
+    >>> [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == [
+    ...     "random", f"random needs {sim.labels_needed['random']} labels",
+    ...     "active", f"active needs {sim.labels_needed['active']} labels", "target 0.95"]
+    True
     """
     fig, ax, _ = figure_and_axes(ax, (6.5, 4))
     for i, (strategy, rate) in enumerate(simulation.match_rate.items()):
         needed = simulation.labels_needed[strategy]
-        label = f"{strategy} (needs {needed})" if needed is not None else f"{strategy} (not reached)"
+        label = strategy if needed is not None else f"{strategy} (target not reached)"
         ax.plot(simulation.checkpoints, rate, marker=".", color=f"C{i}", label=label)
         if needed is not None:
-            ax.axvline(needed, color=f"C{i}", ls=":", lw=1)
-    ax.axhline(simulation.target, color="0.5", ls="--", lw=1)
+            ax.axvline(needed, color=f"C{i}", ls=":", lw=1, label=f"{strategy} needs {needed} labels")
+    ax.axhline(simulation.target, color="0.5", ls="--", lw=1, label=f"target {simulation.target:g}")
     ax.set_xscale("log")
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel("labels acquired")

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from pbassess.plots._common import figure_and_axes
+from pbassess.plots._common import count_strip, figure_and_axes
 
 __all__ = [
     "plot_ece",
@@ -35,7 +35,21 @@ def plot_environment_accuracy(result: Any, *, ax: Any = None, show_raw: bool = T
 
     Examples
     --------
-    >>> # fig = plot_environment_accuracy(assess_hierarchical(pred, "environment"))
+    >>> import numpy as np
+    >>> from pbassess import Predictions
+    >>> env = np.repeat(["a", "b", "c"], [40, 40, 8])
+    >>> right = np.r_[np.arange(40) < 36, np.arange(40) < 28, np.arange(8) < 4]  # 0.9, 0.7 and 0.5 right
+    >>> p = Predictions.from_top1(np.where(right, "x", "y"), np.full(88, 0.8), np.full(88, "x"),
+    ...                           classes=["x", "y"], groups={"site": env})
+    >>> from pbassess.assess import assess_hierarchical
+    >>> res = assess_hierarchical(p, "site", seed=0, draws=100, tune=100, chains=1,
+    ...                           sampler="pymc")  # a tiny NUTS run, for the example only
+    >>> fig = plot_environment_accuracy(res)
+    >>> [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    ['a (n=40)', 'b (n=40)', 'c (n=8)']
+    >>> [t.get_text() for t in fig.axes[0].get_legend().get_texts()]  # doctest: +NORMALIZE_WHITESPACE
+    ['population mean 95% HDI', 'population mean', 'hierarchical posterior 95% HDI',
+     'labeled accuracy k/n (independent)']
     """
     table = result.summary()
     env_rows = table[table["level"] == "environment"].reset_index(drop=True)
@@ -68,7 +82,21 @@ def plot_environment_class_accuracy(result: Any, *, ax: Any = None, cmap: str = 
 
     Examples
     --------
-    >>> # fig = plot_environment_class_accuracy(assess_hierarchical(pred, "environment", per_class=True))
+    >>> import numpy as np
+    >>> from pbassess import Predictions
+    >>> from pbassess.assess import assess_hierarchical
+    >>> rng = np.random.default_rng(0)
+    >>> predicted = np.tile(["x", "y"], 60)
+    >>> truth = np.where(rng.random(120) < 0.8, predicted, np.where(predicted == "x", "y", "x"))
+    >>> p = Predictions.from_top1(predicted, np.full(120, 0.8), truth, classes=["x", "y"],
+    ...                           groups={"site": np.repeat(["a", "b", "c"], 40)})
+    >>> res = assess_hierarchical(p, "site", per_class=True, seed=0, draws=100, tune=100, chains=1,
+    ...                           sampler="pymc")  # a tiny NUTS run, for the example only
+    >>> fig = plot_environment_class_accuracy(res)
+    >>> fig.axes[0].images[0].get_array().shape  # environments x predicted classes
+    (3, 2)
+    >>> [t.get_text() for t in fig.axes[0].get_xticklabels()], fig.axes[1].get_ylabel()
+    (['x', 'y'], 'posterior mean accuracy')
     """
     mean = result.interval("accuracy")["mean"]
     envs, classes = result.environments, result.classes
@@ -91,7 +119,22 @@ def plot_environment_reliability(result: Any, *, ncols: int = 4, figsize_per: fl
 
     Examples
     --------
-    >>> # fig = plot_environment_reliability(assess_hierarchical_calibration(pred, "environment"))
+    >>> import numpy as np
+    >>> from pbassess import Predictions
+    >>> from pbassess.assess import assess_hierarchical_calibration
+    >>> rng = np.random.default_rng(0)
+    >>> conf = rng.uniform(0.5, 1, 300)
+    >>> p = Predictions.from_top1(np.zeros(300, int), conf, (rng.random(300) > conf).astype(int),
+    ...                           classes=["0", "1"], groups={"site": np.repeat(["x", "y", "z"], 100)})
+    >>> res = assess_hierarchical_calibration(p, "site", bins=5, seed=0, draws=100, tune=100, chains=1,
+    ...                                       sampler="pymc")  # a tiny NUTS run, for the example only
+    >>> fig = plot_environment_reliability(res, ncols=2)  # 2 x 2 panels: the spare one holds the legend
+    >>> [ax.get_title().splitlines()[0] for ax in fig.axes[:3]]
+    ['x', 'y', 'z']
+    >>> sum(int(t.get_text()) for t in fig.axes[0].texts) == int(res.counts["n_labeled"][0].sum())
+    True
+    >>> [t.get_text() for t in fig.axes[3].get_legend().get_texts()][-1]
+    'labeled items per bin'
     """
     import matplotlib.pyplot as plt
 
@@ -107,6 +150,7 @@ def plot_environment_reliability(result: Any, *, ncols: int = 4, figsize_per: fl
     score = result.counts["score"].to_numpy()
     n = result.counts["n_labeled"].to_numpy()
     pooled_score = np.nanmean(score, axis=0)
+    bottom = 0.0
     for i, env in enumerate(envs):
         ax = axes[i // ncols][i % ncols]
         ax.plot([0, 1], [0, 1], color="0.6", lw=1, ls="--", label="perfect calibration")
@@ -116,11 +160,11 @@ def plot_environment_reliability(result: Any, *, ncols: int = 4, figsize_per: fl
         ax.errorbar(score[i][ok], acc_mean[i][ok],
                     yerr=np.abs(hdi[i][ok].T - acc_mean[i][ok]), fmt="o", ms=3, color="C0", capsize=2,
                     label=f"posterior mean, {int(round(result.ci_prob * 100))}% HDI")
-        for x_bin, n_bin in zip(score[i][ok], n[i][ok], strict=True):  # labeled items per bin
-            ax.text(x_bin, 0.01, str(int(n_bin)), ha="center", va="bottom", fontsize=5, color="0.3")
         ax.set_title(f"{env}\nECE {ece_mean[i]:.3f}, n={int(n[i].sum())}", fontsize="small")
         ax.set_xlim(0, 1.02)
-        ax.set_ylim(0, 1.02)
+        count_strip(ax, score[i][ok], n[i][ok], fontsize=5, color="0.3")  # labeled items per bin, under the data
+        bottom = min(bottom, ax.get_ylim()[0])
+    axes[0][0].set_ylim(bottom, 1.02)  # shared: the deepest strip of all panels
     for j in range(len(envs), nrows * ncols):
         axes[j // ncols][j % ncols].axis("off")
     handles, labels = axes[0][0].get_legend_handles_labels()
@@ -141,7 +185,18 @@ def plot_ece(result: Any, *, ax: Any = None):
 
     Examples
     --------
-    >>> # fig = plot_ece(assess_hierarchical_calibration(pred, "environment"))
+    >>> import numpy as np
+    >>> from pbassess import Predictions
+    >>> from pbassess.assess import assess_hierarchical_calibration
+    >>> rng = np.random.default_rng(0)
+    >>> conf = rng.uniform(0.5, 1, 300)
+    >>> p = Predictions.from_top1(np.zeros(300, int), conf, (rng.random(300) > conf).astype(int),
+    ...                           classes=["0", "1"], groups={"site": np.repeat(["x", "y", "z"], 100)})
+    >>> res = assess_hierarchical_calibration(p, "site", bins=5, seed=0, draws=100, tune=100, chains=1,
+    ...                                       sampler="pymc")  # a tiny NUTS run, for the example only
+    >>> ax = plot_ece(res).axes[0]
+    >>> [t.get_text() for t in ax.get_yticklabels()], [t.get_text() for t in ax.get_legend().get_texts()]
+    (['x', 'y', 'z'], ['posterior mean and HDI', 'plug-in ECE of labeled items'])
     """
     table = result.summary()
     fig, ax, _ = figure_and_axes(ax, (6, 0.45 * len(table) + 1.4))
@@ -162,7 +217,18 @@ def plot_pooling_comparison(comparison: Any, *, ax: Any = None):
 
     Examples
     --------
-    >>> # fig = plot_pooling_comparison(compare_pooling(counts))
+    >>> import numpy as np
+    >>> from pbassess.assess.pooling import POOLING_VARIANTS, compare_variants
+    >>> from pbassess.hierarchical.models import EnvironmentCounts
+    >>> counts = EnvironmentCounts("site", ("a", "b", "c"), np.array([40, 40, 8]), np.array([36, 28, 4]),
+    ...                            np.array([40, 40, 8]), np.array([0.8, 0.8, 0.8]))
+    >>> cmp = compare_variants(counts, POOLING_VARIANTS, prior_draws=0, seed=0, warn=False, draws=100, tune=100,
+    ...                        chains=1, sampler="pymc")  # tiny NUTS runs; or compare_pooling(predictions, "site")
+    >>> fig = plot_pooling_comparison(cmp)
+    >>> [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    ['independent', 'pooled', 'hierarchical', 'k/n']
+    >>> [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    ['a (n=40)', 'b (n=40)', 'c (n=8)']
     """
     results = comparison.results
     first = next(iter(results.values()))

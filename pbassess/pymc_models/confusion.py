@@ -102,6 +102,13 @@ class ConfusionCategories:
         (1 for a cell that is its own category).
     boosted : ndarray of bool, shape (M,)
         Categories sampled with the boosted parametrisation (shape below :data:`BOOST_BELOW`).
+
+    Examples
+    --------
+    >>> cats = confusion_categories([[5, 0, 0], [1, 2, 0], [0, 0, 0]], np.full((3, 3), 0.5),
+    ...                             1 - np.eye(3), ["a", "b", "c"])
+    >>> isinstance(cats, ConfusionCategories), cats.row.tolist(), cats.cell_category.shape
+    (True, [0, 0, 1, 1, 2, 1, 2], (3, 3))
     """
 
     row: np.ndarray

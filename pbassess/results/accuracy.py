@@ -24,6 +24,17 @@ class AccuracyResult(AssessmentResult):
     from the draws. Probabilities of ranks always come from the draws. Regions that have
     neither labeled nor pool items (e.g. classes the model never predicts) cannot be
     lowest/highest and rank after all others, but still appear in every table.
+
+    Examples
+    --------
+    >>> from pbassess import Predictions
+    >>> from pbassess.assess import assess_accuracy
+    >>> p = Predictions.from_top1(["a"] * 10 + ["b"] * 4, [0.9] * 14, ["a"] * 8 + ["b"] * 6)
+    >>> res = assess_accuracy(p, seed=0)
+    >>> res.regions, res.mean().round(3).tolist()  # Beta(1 + 8, 1 + 2) and Beta(1 + 4, 1 + 0) means
+    (['a', 'b'], [0.75, 0.833])
+    >>> res.hdi().shape, float(res.p_lowest.sum())
+    ((2, 2), 1.0)
     """
 
     metric = "accuracy"

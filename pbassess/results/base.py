@@ -42,7 +42,17 @@ _LEGACY_ENGINE = {"nuts": "mcmc", "conjugate": "conjugate"}
 
 
 def mcmc_diagnostics(idata: Any, var_names: list[str] | None = None) -> dict[str, Any]:
-    """Alias of :func:`pbassess.inference.diagnostics` (kept for existing callers)."""
+    """Alias of :func:`pbassess.inference.diagnostics` (kept for existing callers).
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr
+    >>> from pbassess.inference import diagnostics
+    >>> draws = np.random.default_rng(0).normal(size=(2, 500))
+    >>> idata = xr.DataTree.from_dict({"posterior": xr.Dataset({"x": (("chain", "draw"), draws)})})
+    >>> mcmc_diagnostics(idata) == diagnostics(idata)
+    True
+    """
     return _diagnostics(idata, var_names=var_names)
 
 
@@ -55,7 +65,21 @@ def _canonical_inference(engine: str) -> str:
 
 
 class AssessmentResult:
-    """Base class of all assessment results (see the module docstring)."""
+    """Base class of all assessment results (see the module docstring).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from pbassess import Predictions
+    >>> from pbassess.assess import assess_accuracy
+    >>> p = Predictions.from_top1(["a", "a", "b"], [0.9, 0.8, 0.7], ["a", "b", "b"])
+    >>> res = assess_accuracy(p, seed=0)
+    >>> isinstance(res, AssessmentResult), res.inference, sorted(res.idata.children)
+    (True, 'conjugate', ['constant_data', 'log_likelihood', 'observed_data', 'posterior'])
+    >>> back = AssessmentResult.load(res.save(pathlib.Path(tempfile.mkdtemp()) / "accuracy.nc"))
+    >>> type(back).__name__, back.summary()["mean"].round(3).tolist()
+    ('AccuracyResult', [0.5, 0.667])
+    """
 
     metric: ClassVar[str] = "base"
 

@@ -23,6 +23,18 @@ class CalibrationResult(AssessmentResult):
     ``counts``; the MCMC engine keeps them in ``idata``). With the conjugate engine, bin
     accuracies and biases are reported with their exact Beta means and HDIs; ECEs always
     come from the draws.
+
+    Examples
+    --------
+    >>> from pbassess import Predictions
+    >>> from pbassess.assess import assess_calibration
+    >>> p = Predictions.from_top1(["a", "b"] * 50, [0.95, 0.65] * 50, ["a", "a"] * 50)
+    >>> res = assess_calibration(p, bins=4, seed=0)
+    >>> list(res.posterior.data_vars)
+    ['accuracy', 'ece', 'classwise_ece', 'class_accuracy', 'bias']
+    >>> s = res.ece_summary()  # frequentist ECE: |0.5 - 0.95| / 2 + |0.5 - 0.65| / 2
+    >>> round(float(s["frequentist"]), 3), int(s["n_labeled"]), bool(s["hdi_low"] < s["mean"] < s["hdi_high"])
+    (0.35, 100, True)
     """
 
     metric = "calibration"

@@ -24,6 +24,19 @@ class ComparisonResult(AssessmentResult):
 
     Posterior variables: ``value`` (chain, draw, group) and ``difference`` (chain, draw, pair),
     with pair coordinates ``pair_a`` and ``pair_b`` (the difference is ``a - b``).
+
+    Examples
+    --------
+    >>> from pbassess import Predictions
+    >>> from pbassess.assess import compare_groups
+    >>> p = Predictions.from_top1(["a"] * 40, [0.9] * 40, ["a"] * 35 + ["b"] * 5,
+    ...                           groups={"site": ["x"] * 20 + ["y"] * 20})
+    >>> res = compare_groups(p, "site", rope=0.05, seed=0)  # x: 20 of 20 right, y: 15 of 20
+    >>> res.groups, res.rope, res.posterior["difference"].dims
+    (['x', 'y'], 0.05, ('chain', 'draw', 'pair'))
+    >>> pair = res.pairs_summary().iloc[0]
+    >>> pair["a"], pair["b"], bool(pair["p_greater"] > 0.95)
+    ('x', 'y', True)
     """
 
     metric = "compare"

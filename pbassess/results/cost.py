@@ -21,6 +21,17 @@ class CostResult(AssessmentResult):
     confusion counts, prior, cost matrix and posterior mean ``P(true | predicted)``. Means of the
     expected cost are exact for the conjugate engine; HDIs and P(highest) come from the draws.
     Predicted classes with neither labeled nor pool items cannot be the highest.
+
+    Examples
+    --------
+    >>> from pbassess import Predictions
+    >>> from pbassess.assess import assess_confusion
+    >>> p = Predictions.from_top1(["a", "a", "b", "b"], [0.9, 0.8, 0.7, 0.6], ["a", "b", "b", "b"])
+    >>> res = assess_confusion(p, cost_matrix=[[0, 1], [5, 0]], seed=0)
+    >>> res.classes, res.mean().round(3).tolist()  # P(b | predicted a) = 2/4 at cost 1, P(a | b) = 1/4 at 5
+    (['a', 'b'], [0.5, 1.25])
+    >>> res.summary()["confused_with"].tolist()
+    ['b', 'a']
     """
 
     metric = "cost"

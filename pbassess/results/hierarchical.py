@@ -95,6 +95,25 @@ class HierarchicalResult(_HierarchicalBase):
     ``environments``, ``classes`` (or None), ``kind`` and ``pooling``. Posterior variables:
     ``accuracy`` (environment[, class]), ``population_mean``, ``population_sd`` and
     ``new_environment`` (scalars per draw) and the model's hyperparameters.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pbassess import Predictions
+    >>> env = np.repeat(["a", "b", "c"], [40, 40, 8])
+    >>> right = np.r_[np.arange(40) < 36, np.arange(40) < 28, np.arange(8) < 4]  # 0.9, 0.7 and 0.5 right
+    >>> p = Predictions.from_top1(np.where(right, "x", "y"), np.full(88, 0.8), np.full(88, "x"),
+    ...                           classes=["x", "y"], groups={"site": env})
+    >>> from pbassess.assess import assess_hierarchical
+    >>> res = assess_hierarchical(p, "site", seed=0, draws=100, tune=100, chains=1,
+    ...                           sampler="pymc")  # a tiny NUTS run, for the example only
+    >>> res.environments, res.pooling, res.posterior["accuracy"].dims
+    (['a', 'b', 'c'], 'hierarchical', ('chain', 'draw', 'environment'))
+    >>> t = res.summary().set_index("environment")
+    >>> t.loc[["a", "b", "c"], "raw_accuracy"].tolist()
+    [0.9, 0.7, 0.5]
+    >>> bool(t.loc["c", "mean"] > t.loc["c", "raw_accuracy"])  # the small site is pulled toward the others
+    True
     """
 
     metric = "hierarchical"
@@ -216,6 +235,22 @@ class HierarchicalCalibrationResult(_HierarchicalBase):
 
     Posterior variables: ``bin_accuracy`` (environment, bin), ``reliability`` (bin: the
     population curve), ``ece`` (environment), ``sigma``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pbassess import Predictions
+    >>> from pbassess.assess import assess_hierarchical_calibration
+    >>> rng = np.random.default_rng(0)
+    >>> conf = rng.uniform(0.5, 1, 300)
+    >>> p = Predictions.from_top1(np.zeros(300, int), conf, (rng.random(300) > conf).astype(int),
+    ...                           classes=["0", "1"], groups={"site": np.repeat(["x", "y", "z"], 100)})
+    >>> res = assess_hierarchical_calibration(p, "site", bins=5, seed=0, draws=100, tune=100, chains=1,
+    ...                                       sampler="pymc")  # a tiny NUTS run, for the example only
+    >>> res.environments, res.posterior["bin_accuracy"].dims[2:], res.posterior["ece"].dims[2:]
+    (['x', 'y', 'z'], ('environment', 'bin'), ('environment',))
+    >>> res.summary()["environment"].tolist()
+    ['x', 'y', 'z']
     """
 
     metric = "hierarchical-calibration"

@@ -202,6 +202,19 @@ def fit_calibration_trend(ds: Any, model: str, *, seed: Any = None,
     -------
     dict with ``idata``, ``ece`` (draws, L), ``levels``, ``p_more_overconfident`` (P(b < 0))
     and ``diagnostics``.
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> dims = ("level", "model", "bin")
+    >>> ds = xr.Dataset({"ece_bin_n": (dims, [[[10, 90]], [[30, 70]], [[50, 50]]]),
+    ...                  "ece_bin_correct": (dims, [[[6, 84]], [[15, 55]], [[20, 30]]]),
+    ...                  "ece_bin_score_sum": (dims, [[[6.5, 85.0]], [[19.5, 66.5]], [[32.5, 47.5]]])},
+    ...                 coords={"level": ["0", "2", "4"], "model": ["m"]})
+    >>> fit = fit_calibration_trend(ds, "m", seed=0, sample_kwargs={"draws": 100, "tune": 100, "chains": 1,
+    ...                                                              "nuts_sampler": "pymc"})  # a tiny run
+    >>> fit["levels"], fit["ece"].shape, 0 <= fit["p_more_overconfident"] <= 1
+    (['0', '2', '4'], (100, 3), True)
     """
     from pbassess.inference import diagnostics, sample_model
 

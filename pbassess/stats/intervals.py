@@ -9,7 +9,29 @@ import numpy as np
 from pbassess.constants import CI_PROB
 from pbassess.errors import ConfigError
 
-__all__ = ["hdi_from_draws"]
+__all__ = ["check_ci_prob", "hdi_from_draws"]
+
+
+def check_ci_prob(ci_prob: Any) -> float:
+    """The credible mass as a float strictly between 0 and 1 (ConfigError otherwise).
+
+    The one check of every ``ci_prob`` argument: numbers (Python or numpy) only; booleans and
+    strings are refused rather than converted.
+
+    Examples
+    --------
+    >>> check_ci_prob(0.9)
+    0.9
+    >>> check_ci_prob(1.0)
+    Traceback (most recent call last):
+    ...
+    pbassess.errors.ConfigError: ci_prob must be a number strictly between 0 and 1, got 1.0
+    """
+    if isinstance(ci_prob, bool) or not isinstance(ci_prob, (int, float, np.integer, np.floating)):
+        raise ConfigError(f"ci_prob must be a number strictly between 0 and 1, got {ci_prob!r}")
+    if not 0 < ci_prob < 1:
+        raise ConfigError(f"ci_prob must be a number strictly between 0 and 1, got {ci_prob!r}")
+    return float(ci_prob)
 
 
 def hdi_from_draws(draws: Any, prob: float = CI_PROB, axis: int = 0) -> np.ndarray:

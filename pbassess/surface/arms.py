@@ -41,6 +41,19 @@ class ArmCounts:
         Arm index of each pool item (hard assignment only).
     continuous : tuple of str
         Attributes to be treated as continuous (ordinal) inputs by the smoothing models.
+
+    Examples
+    --------
+    >>> from pbassess import Predictions
+    >>> p = Predictions.from_binary_scores([.9, .8, .3, .7, .6], [1, 0, 0, 1, None],
+    ...                                    groups={"sex": [1, 1, 2, 2, 2]})
+    >>> arms = count_arms(p, ["sex"])
+    >>> arms.attributes, arms.values[:, 0].tolist()
+    (('sex',), [1, 2])
+    >>> arms.n.tolist(), arms.correct.tolist(), arms.pool_n.tolist()
+    ([2.0, 2.0], [1.0, 2.0], [2.0, 3.0])
+    >>> arms.confidence.round(3).tolist()  # mean confidence of the predicted class per arm
+    [0.85, 0.667]
     """
 
     attributes: tuple[str, ...]

@@ -56,6 +56,9 @@ def _sample(model, *, seed: Any, sample_kwargs: Mapping[str, Any] | None, infere
     import pymc as pm
 
     kwargs = {**SURFACE_SAMPLE_KWARGS, **dict(sample_kwargs or {})}
+    if isinstance(kwargs.get("initvals"), Mapping):  # a warm start may name deterministics: keep free variables
+        free = {v.name for v in model.free_RVs}
+        kwargs["initvals"] = {k: v for k, v in kwargs["initvals"].items() if k in free} or None
     if inference == "nuts":
         try:
             from pbassess.inference import sample_model
@@ -111,7 +114,9 @@ def _pymc_model(arms: ArmCounts, estimator: str, options: dict[str, Any], covari
     if estimator == "berngp":
         return models.berngp_model(arms, covariate=covariate, seed=seed, **options), None, None
     if estimator == "additive":
-        model, n, c = models.additive_model(arms, covariate=covariate, **options)
+        from pbassess.surface.additive import additive_model
+
+        model, n, c = additive_model(arms, covariate=covariate, **options)
         return model, n, c
     if estimator == "beta-i" or estimator == "cpredictor":
         raise ConfigError(f"{estimator} is exact with --inference conjugate; NUTS would only reproduce it")

@@ -5,15 +5,13 @@ the arms' accuracy posterior the same way:
 
 * ``betagp_model`` (BetaGP, BetaGP-SL, BetaGP-SLP of Piratla et al. 2021): arm accuracy
   ~ Beta(mu s, (1 - mu) s), mu = sigmoid(f), s = softplus(g), f and g latent GPs over the arm
-  attributes (exact latent GP, or the projected process of ``pymc_extras.gp`` with inducing
-  points for many arms); Beta-binomial likelihood of the arms' counts; the AAA code's warm
+  attributes (exact latent GP, or for many arms the projected process -- the prior of
+  ``pymc_extras.gp.ProjectedProcess`` -- in whitened form f = K_xu L_uu^-T v, 64 inducing inputs); Beta-binomial likelihood of the arms' counts; the AAA code's warm
   start (every arm sees a pseudo-observation of weight 0.1 at the global accuracy); for -SL a
   scale-supervision term, for -SLP the sparse arms' counts pooled from their kernel neighbours.
 * ``berngp_model`` (BernGP): the correctness bits of an arm ~ Bernoulli(sigmoid(f_arm)).
-* ``additive_model`` (ours): the Beta-binomial with logit mean and log scale linked to an
-  additive weight-space model, main effects per attribute plus pairwise interactions (= a GP
-  with an additive ANOVA kernel), optionally with the model's own confidence as a covariate
-  of the mean (learned offset and slope).
+* the additive model (ours) is in :mod:`pbassess.surface.additive` (it shares this module's
+  Beta-binomial potential, scale cap and confidence covariate).
 
 Counts may be fractional (pooled or noisy-attribute counts): the likelihoods are written as
 ``pm.Potential`` terms ``betaln(a + y, b + n - y) - betaln(a, b)`` (the Beta-binomial without
@@ -30,7 +28,7 @@ from pbassess.errors import ConfigError
 from pbassess.stats.sampling import as_generator
 from pbassess.surface.arms import ArmCounts
 
-__all__ = ["SCALE_TERMS", "additive_model", "arm_inputs", "berngp_model", "betagp_model", "kernel_similarity"]
+__all__ = ["SCALE_TERMS", "arm_inputs", "berngp_model", "betagp_model", "kernel_similarity"]
 
 SCALE_TERMS = ("gamma", "dirichlet")
 EXACT_GP_MAX_ARMS = 300
@@ -101,12 +99,48 @@ def _gp_latent(name: str, X: np.ndarray, owner: np.ndarray, *, method: str, n_in
         chol = pt.linalg.cholesky(cov(X) + 1e-6 * pt.eye(a))
         z = pm.Normal(f"{name}_z", 0.0, 1.0, shape=a)
         return chol @ z
-    from pymc_extras.gp import ProjectedProcess
+    inducing = inducing_inputs(X, n_inducing, rng)
+    v = pm.Normal(f"{name}_v", 0.0, 1.0, shape=inducing.shape[0])
+    return whitened_projected_latent(X, inducing, amplitude, lengthscale[owner], v)
 
+
+def inducing_inputs(X: np.ndarray, n_inducing: int, rng: Any) -> np.ndarray:
+    """``n_inducing`` distinct arm inputs drawn at random (all distinct inputs when fewer)."""
     uniq = np.unique(X, axis=0)
-    m = min(n_inducing, uniq.shape[0])
-    inducing = uniq[rng.choice(uniq.shape[0], size=m, replace=False)]
-    return ProjectedProcess(cov_func=cov).prior(f"{name}_f", X=X, X_inducing=inducing, jitter=1e-5)
+    m = min(int(n_inducing), uniq.shape[0])
+    return uniq[np.sort(as_generator(rng).choice(uniq.shape[0], size=m, replace=False))]
+
+
+def whitened_projected_latent(X: np.ndarray, inducing: np.ndarray, amplitude: Any, lengthscale: Any, v: Any,
+                              jitter: float = 1e-5) -> Any:
+    """Projected-process (DTC) latent GP in the whitened form f = K_xu L_uu^-T v, v ~ N(0, I).
+
+    The same prior as ``pymc_extras.gp.ProjectedProcess(...).prior`` (which samples u = L_uu v
+    and then computes K_xu K_uu^-1 u with two triangular solves), written with one solve of the
+    M x M Cholesky factor and an A x M squared-exponential cross-covariance built from scaled
+    inputs, so a gradient costs O(A M D + M^3) (ACS: 2,554 x 64 x 36).
+
+    Examples
+    --------
+    >>> X = np.array([[0.0], [1.0], [2.0]])
+    >>> f = whitened_projected_latent(X, X, 1.0, np.array([1.0]), np.array([1.0, 0.0, 0.0]))
+    >>> np.round(f.eval(), 3).tolist()  # with u = X: f = L v, the first column of chol(K)
+    [1.0, 0.607, 0.135]
+    """
+    import pytensor.tensor as pt
+    from pytensor.tensor.linalg import solve_triangular
+
+    inv = 1.0 / pt.as_tensor_variable(lengthscale)
+    xs, us = pt.as_tensor_variable(X) * inv, pt.as_tensor_variable(inducing) * inv
+
+    def sqdist(p, q):
+        return pt.maximum((p**2).sum(1)[:, None] + (q**2).sum(1)[None, :] - 2.0 * p @ q.T, 0.0)
+
+    var = pt.as_tensor_variable(amplitude) ** 2
+    k_xu = var * pt.exp(-0.5 * sqdist(xs, us))
+    k_uu = var * pt.exp(-0.5 * sqdist(us, us)) + jitter * pt.eye(inducing.shape[0])
+    chol = pt.linalg.cholesky(k_uu)
+    return k_xu @ solve_triangular(chol.T, v, lower=False)
 
 
 def _gp_method(gp: str | None, n_arms: int) -> str:
@@ -126,10 +160,15 @@ def _beta_binomial_potential(name: str, alpha, beta, y: np.ndarray, n: np.ndarra
 def _scale_potential(scale, n_obs: np.ndarray, term: str) -> None:
     """BetaGP-SL scale supervision over the observed arms.
 
-    ``gamma`` (the released code): each observed arm's label count, clamped to [0.01, 10], is a
-    draw of Gamma(shape = s_a, rate = 1). ``dirichlet`` (the paper): the vector of the observed
-    arms' label shares n_a / N is a draw of Dirichlet(s) -- the normalised form of independent
-    Gamma(s_a, 1) counts, so both make the scale track the arm's label count.
+    ``gamma`` (the released code, ``BetaLikelihood.forward`` in ``src/likelihoods/
+    beta_gp_likelihood.py`` of github.com/vihari/AAA): each observed arm's own label count (not
+    the -SLP pooled one), clamped to [0.01, 10], is a draw of Gamma(shape = s_a, rate = 1). The
+    code averages this over the observed arms and rescales it, like its likelihood, by (all arms /
+    observed arms); the sum used here keeps the code's 1:1 weight between likelihood and scale
+    term (and equals it when every arm is observed, as in the simple setting). ``dirichlet``
+    (the paper): the vector of the observed arms' label shares n_a / N is a draw of Dirichlet(s)
+    -- the normalised form of independent Gamma(s_a, 1) counts, so both make the scale track the
+    arm's label count.
     """
     import pymc as pm
     import pytensor.tensor as pt
@@ -175,6 +214,17 @@ def betagp_model(arms: ArmCounts, *, variant: str = "betagp", scale_term: str = 
     Returns ``(model, n, correct)``: the model has deterministics ``mu`` and ``scale`` (per arm);
     ``n``/``correct`` are the counts its likelihood used (pooled for -SLP), from which the arms'
     accuracy posterior is Beta(mu s + correct, (1 - mu) s + n - correct) per draw.
+
+    Examples
+    --------
+    >>> arms = ArmCounts.from_arrays([10, 5, 0, 8], [9, 3, 0, 4], values=[[0, 0], [0, 1], [1, 0], [1, 1]],
+    ...                              attributes=("sex", "dis"))
+    >>> model, n, correct = betagp_model(arms, seed=0)  # the model only: fit_surface samples it
+    >>> sorted(v.name for v in model.deterministics), n.tolist()
+    (['mu', 'scale'], [10.0, 5.0, 0.0, 8.0])
+    >>> n_slp = betagp_model(arms, variant="betagp-slp", seed=0)[1]  # arm 1 (5 labels) pools its neighbours'
+    >>> bool(n_slp[1] > 5)
+    True
     """
     import pymc as pm
     import pytensor.tensor as pt
@@ -206,14 +256,23 @@ def betagp_model(arms: ArmCounts, *, variant: str = "betagp", scale_term: str = 
             p0 = arms.global_accuracy
             _beta_binomial_potential("warm_start", alpha, beta, WARM_START_WEIGHT * p0,
                                      np.full(arms.n_arms, WARM_START_WEIGHT))
-        if variant != "betagp" and obs.size:
-            _scale_potential(scale[obs], n[obs], scale_term)
+        if variant != "betagp" and obs.size:  # the arm's own label count, not the pooled one (AAA code)
+            _scale_potential(scale[obs], arms.n[obs], scale_term)
     return model, n, c
 
 
 def berngp_model(arms: ArmCounts, *, covariate: str | None = None, gp: str | None = None,
                  n_inducing: int = 64, seed: Any = None):
-    """BernGP: correctness bits of arm a ~ Bernoulli(sigmoid(f_a)), f a latent GP (deterministic ``p``)."""
+    """BernGP: correctness bits of arm a ~ Bernoulli(sigmoid(f_a)), f a latent GP (deterministic ``p``).
+
+    Examples
+    --------
+    >>> arms = ArmCounts.from_arrays([10, 5, 0, 8], [9, 3, 0, 4], values=[[0, 0], [0, 1], [1, 0], [1, 1]],
+    ...                              attributes=("sex", "dis"))
+    >>> model = berngp_model(arms, seed=0)  # the model only: fit_surface samples it
+    >>> [v.name for v in model.deterministics], model["p"].type.shape
+    (['p'], (4,))
+    """
     import pymc as pm
     import pytensor.tensor as pt
 
@@ -227,78 +286,3 @@ def berngp_model(arms: ArmCounts, *, covariate: str | None = None, gp: str | Non
         y, n = arms.correct[obs], arms.n[obs]
         pm.Potential("likelihood", -(y * pt.softplus(-eta[obs]) + (n - y) * pt.softplus(eta[obs])).sum())
     return model
-
-
-def _additive_effects(prefix: str, blocks: list[np.ndarray], main_scale: float, pair_scale: float,
-                      interactions: bool) -> Any:
-    """Sum of main effects (and pairwise interactions) of the attribute design blocks."""
-    import pymc as pm
-
-    total = 0.0
-    if main_scale > 0:
-        for k, B in enumerate(blocks):
-            sd = pm.HalfNormal(f"{prefix}_main_sd_{k}", main_scale)
-            z = pm.Normal(f"{prefix}_main_{k}", 0.0, 1.0, shape=B.shape[1])
-            total = total + B @ (sd * z)
-    if interactions and pair_scale > 0:
-        for k in range(len(blocks)):
-            for j in range(k + 1, len(blocks)):
-                bk, bj = blocks[k], blocks[j]
-                sd = pm.HalfNormal(f"{prefix}_pair_sd_{k}_{j}", pair_scale)
-                z = pm.Normal(f"{prefix}_pair_{k}_{j}", 0.0, 1.0, shape=(bk.shape[1], bj.shape[1]))
-                total = total + ((bk @ (sd * z)) * bj).sum(axis=1)
-    return total
-
-
-def additive_blocks(arms: ArmCounts, n_basis: int = 6) -> list[np.ndarray]:
-    """Design block per attribute: one-hot levels, or a Gaussian-bump basis of a continuous one.
-
-    Examples
-    --------
-    >>> a = ArmCounts.from_arrays([1, 1], [1, 0], values=[[0], [1]])
-    >>> [b.shape for b in additive_blocks(a)]
-    [(2, 2)]
-    """
-    blocks = []
-    for k, name in enumerate(arms.attributes):
-        v = arms.values[:, k]
-        if name in arms.continuous:
-            x = np.asarray(v, float)
-            centers = np.unique(np.quantile(x, np.linspace(0, 1, n_basis)))
-            width = max((centers[-1] - centers[0]) / max(len(centers) - 1, 1), 1e-9)
-            blocks.append(np.exp(-0.5 * ((x[:, None] - centers[None, :]) / width) ** 2))
-        else:
-            _, inverse = np.unique(v.astype(str), return_inverse=True)
-            blocks.append(np.eye(inverse.max() + 1)[inverse.ravel()])
-    return blocks
-
-
-def additive_model(arms: ArmCounts, *, covariate: str | None = None, main_scale: float = 1.0,
-                   interaction_scale: float = 0.5, scale_main_scale: float = 0.5, interactions: bool = True,
-                   intercept_sd: float = 1.5, log_scale_prior: tuple[float, float] = (np.log(30.0), 1.5)):
-    """Our Beta-binomial surface with an additive (main effects + pairwise) weight-space link.
-
-    logit mu_a = intercept [+ offset + slope * logit(confidence_a)] + sum_k u_k(a_k)
-    + sum_{k<j} v_kj(a_k, a_j); log s_a = c + sum_k w_k(a_k). Effects are Normal with
-    half-normal scales per attribute / pair (``main_scale``, ``interaction_scale``); a scale of 0
-    drops the term (with all scales 0 this is the exchangeable Beta-binomial, and with
-    ``intercept_sd = 0`` and a fixed log-scale it is Beta-I). Returns ``(model, n, correct)``.
-    """
-    import pymc as pm
-    import pytensor.tensor as pt
-
-    blocks = additive_blocks(arms)
-    obs = np.flatnonzero(arms.n > 0)
-    with pm.Model() as model:
-        eta = _mean_intercept(arms, covariate, intercept_sd)
-        eta = eta + _additive_effects("mean", blocks, main_scale, interaction_scale, interactions)
-        loc, sd = log_scale_prior
-        log_s = pm.Normal("log_scale", loc, sd) if sd > 0 else loc
-        log_s = log_s + _additive_effects("scale", blocks, scale_main_scale, 0.0, False)
-        eta = eta + pt.zeros(arms.n_arms)
-        log_s = log_s + pt.zeros(arms.n_arms)
-        mu = pm.Deterministic("mu", pt.clip(pm.math.sigmoid(eta), 1e-6, 1 - 1e-6))
-        scale = pm.Deterministic("scale", pt.exp(LOG_SCALE_CAP - pt.softplus(LOG_SCALE_CAP - log_s)))
-        _beta_binomial_potential("likelihood", (mu * scale)[obs], ((1 - mu) * scale)[obs],
-                                 arms.correct[obs], arms.n[obs])
-    return model, arms.n, arms.correct

@@ -30,7 +30,17 @@ CALIBRATIONS = ("raw", "temperature", "full")
 
 @dataclass(frozen=True)
 class ArmModel:
-    """Calibration of P(arm | x): temperatures (K,), joint-potential weights over arm features."""
+    """Calibration of P(arm | x): temperatures (K,), joint-potential weights over arm features.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> truth = rng.integers(0, 2, size=(400, 2))
+    >>> probs = 1 / (1 + np.exp(-(2 * truth - 1) * 3 * rng.uniform(0.2, 1.5, size=(400, 2))))
+    >>> m = calibrate_arm_model(probs, truth, [[0, 0], [0, 1], [1, 0], [1, 1]], kind="temperature")
+    >>> isinstance(m, ArmModel), m.kind, m.temperatures.shape, bool((m.temperatures > 0).all())
+    (True, 'temperature', (2,), True)
+    """
 
     temperatures: np.ndarray
     weights: np.ndarray

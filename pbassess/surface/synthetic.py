@@ -24,7 +24,14 @@ __all__ = ["SyntheticSurface", "synthetic_surface"]
 
 @dataclass(frozen=True)
 class SyntheticSurface:
-    """Items with attribute columns ``a0..a{K-1}`` and the truth behind them."""
+    """Items with attribute columns ``a0..a{K-1}`` and the truth behind them.
+
+    Examples
+    --------
+    >>> s = synthetic_surface(2000, 3, seed=0)
+    >>> isinstance(s, SyntheticSurface), s.attributes, s.arm_values.shape, s.preds.n_items
+    (True, ('a0', 'a1', 'a2'), (8, 3), 2000)
+    """
 
     preds: Predictions
     attributes: tuple[str, ...]

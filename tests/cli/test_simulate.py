@@ -45,10 +45,11 @@ def test_json_contract(top1_csv, capsys):
     assert out["diagnostics"]["ok"] is True and out["diagnostics"]["runs"] == 5
     assert set(out["strategies"]) == {"random-item", "ts"} and out["priors"]["uniform"] == out["strategies"]
     for row in out["strategies"].values():
-        assert set(row) == {"labels_to_mrr", "labels_to_mrr_interval", "mrr", "success"}
+        assert set(row) == {"labels_to_mrr", "labels_to_mrr_interval", "mrr", "success", "agreement"}
         low, high = row["labels_to_mrr_interval"]
         assert low <= row["labels_to_mrr"] <= high  # a bootstrap interval over runs brackets the estimate
-        assert len(row["mrr"]) == len(row["success"]) == 12  # 120 items / L = 10
+        assert len(row["mrr"]) == len(row["success"]) == len(row["agreement"]) == 12  # 120 items / L = 10
+        assert row["agreement"] == row["success"]  # top-1: finding the set is finding its one class
         assert row["mrr"][-1] == 1.0 and 0 < row["labels_to_mrr"] <= 1
     assert "#" in captured.err  # the progress bar goes to stderr
 

@@ -1,7 +1,7 @@
-"""Every public function and class of every subpackage has a numpydoc docstring with a runnable example.
+"""Every public function and class (every module's ``__all__``) has a numpydoc docstring with a runnable example.
 
-"Public" means named in the ``__all__`` of ``pbassess`` or of one of its top-level modules and
-subpackages, exactly the names the docs site gives a page (``docs/_ext/pbdocs_api.py``). An
+"Public" means named in the ``__all__`` of ``pbassess`` or of any of its modules (``_private`` ones
+and the CLI aside), the names the docs site gives a page (``docs/_ext/pbdocs_api.py``). An
 example whose every ``>>>`` line is a comment runs nothing and does not count. Gaps that are
 known and owned by someone else are listed in ``KNOWN_GAPS`` as strict xfails: fixing one makes
 its xfail fail, so the list can only shrink.
@@ -17,31 +17,9 @@ import pytest
 
 numpydoc_docscrape = pytest.importorskip("numpydoc.docscrape")
 
-# name -> why it is allowed to lack an example for now (remove the entry once it has one).
-KNOWN_GAPS = {
-    name: "result/record class or I/O helper without an example yet (issue 13 review)"
-    for name in [
-        "pbassess.active.SessionPosterior", "pbassess.assess.AccuracyResult", "pbassess.assess.CalibrationResult",
-        "pbassess.assess.ComparisonResult", "pbassess.assess.CostResult",
-        "pbassess.assess.HierarchicalCalibrationResult", "pbassess.assess.HierarchicalResult",
-        "pbassess.assess.ModelComparison", "pbassess.counting.ItemStatistic", "pbassess.data.model_card",
-        "pbassess.estimation.EstimationResult", "pbassess.grid.open_client", "pbassess.inference.memory_limit",
-        "pbassess.inference.mock_pymc_sample", "pbassess.inference.progress_wanted", "pbassess.metrics.Metric",
-        "pbassess.report.save_figures", "pbassess.report.save_result", "pbassess.report.write_report",
-        "pbassess.results.AssessmentResult", "pbassess.results.mcmc_diagnostics", "pbassess.scale.close_clients",
-        "pbassess.surface.ArmCounts",
-    ]
-}
-KNOWN_GAPS["pbassess.calibration.sample_shrinkage"] = "runs NUTS; its example needs mocked sampling (CALIB)"
-KNOWN_GAPS.update({
-    name: "its Examples section is only a comment, so nothing runs (issue 13 review)"
-    for name in [
-        "pbassess.assess.compare_pooling", "pbassess.assess.compare_priors", "pbassess.assess.fairness_table",
-        "pbassess.plots.plot_comparison", "pbassess.plots.plot_environment_accuracy",
-        "pbassess.plots.plot_environment_class_accuracy", "pbassess.plots.plot_environment_reliability",
-        "pbassess.plots.plot_fairness", "pbassess.plots.plot_labeling_curves", "pbassess.plots.plot_pooling_comparison",
-    ]
-})
+# name -> why it is allowed to lack an example for now (remove the entry once it has one). Empty: every
+# public name has a runnable example; add an entry only with the reason and the owner.
+KNOWN_GAPS: dict[str, str] = {}
 
 
 def _public_objects() -> list[tuple[str, object]]:
@@ -52,6 +30,11 @@ def _public_objects() -> list[tuple[str, object]]:
         if info.name.rsplit(".", 1)[-1].startswith("_") or info.name == "pbassess.cli":
             continue
         modules.append(importlib.import_module(info.name))
+    # then every deeper module with an ``__all__``: the docs site gives each of its names a page too
+    for info in pkgutil.walk_packages(pbassess.__path__, prefix="pbassess."):
+        parts = info.name.split(".")
+        if len(parts) > 2 and not any(p.startswith("_") for p in parts) and parts[1] != "cli":
+            modules.append(importlib.import_module(info.name))
     modules.append(pbassess)  # last: a re-exported name is named after the subpackage that defines it
     seen, out = set(), []
     for module in modules:

@@ -102,11 +102,26 @@ def test_grid_resumes_and_recomputes_only_missing_cells(tmp_path):
     assert np.all(stored["final_mrr"].values == 1.0)
 
 
+def test_changed_settings_make_a_new_cell_on_resume(tmp_path):
+    """A resumed grid must not reuse a stored cell whose runs (or any other setting) changed."""
+    import dataclasses
+
+    cell = Cell(strategy="ts", prior="uniform", **SMALL)
+    run_grid([cell], tmp_path)
+    more_runs = dataclasses.replace(cell, runs=cell.runs + 1)
+    assert more_runs.key != cell.key
+    assert done_cells([more_runs], tmp_path) == []
+    seen = []
+    merged = run_grid([more_runs], tmp_path, on_cell=lambda c, ds: seen.append(c.key))
+    assert seen == [more_runs.key]
+    assert merged.sizes["cell"] == 1
+
+
 @pytest.mark.slow
-def test_local_cluster_gives_identical_numbers(tmp_path):
+def test_local_cluster_gives_identical_numbers(tmp_path, local_client):
     cells = [Cell(strategy=s, prior="uniform", seed=5, **SMALL) for s in ("ts", "random-item", "bayes-ucb")]
     here = run_grid(cells, tmp_path / "here")
-    there = run_grid(cells, tmp_path / "there", scheduler="local:2")
+    there = run_grid(cells, tmp_path / "there", client=local_client)
     for var in ("labels_to_mrr", "final_mrr", "mrr_curve"):
         np.testing.assert_array_equal(here[var].values, there[var].values)
 
