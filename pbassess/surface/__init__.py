@@ -13,8 +13,8 @@ term Gamma(clamp(n_a, 0.01, 10); shape = s_a, rate = 1). Both are offered
 (:data:`DEFAULT_SCALE_TERM`) because it is what produced the published numbers and its clamp keeps
 the supervision bounded when one arm holds many labels, whereas the Dirichlet term couples all
 arms through their label shares (its strength grows with the total count). On the paper's simple
-setting (``benchmarks/surface_simple.py``, 10 seeds) the Dirichlet term halves the fitted scales:
-bias^2 0.014 against 0.030 but variance 0.041 against 0.023, MSE 0.054 against 0.053 (docs/surfaces.md).
+setting (``benchmarks/surface_simple.py``, 20 seeds) the Dirichlet term halves the fitted scales:
+bias^2 0.022 against 0.040 but variance 0.043 against 0.023, MSE 0.065 against 0.064 (docs/surfaces.md).
 """
 
 from pbassess.surface.arms import ArmCounts, count_arms
