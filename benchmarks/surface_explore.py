@@ -4,13 +4,16 @@ Strategies (``pbassess.surface.explore``): ``variance`` (label the arms of highe
 variance of the chosen estimator), ``random`` (random items, same estimator), ``beta-i`` (the
 paper's Beta-I exploration: Beta-I's own variance loop and estimate), and for finding the worst
 arms ``thompson`` / ``bayes-ucb``. Printed per strategy and round: the mean number of labels and
-the macro MSE and worst-arm MSE against the true surface, as mean with a band (min-max over seeds).
-Then the time of the variance loop with and without warm-started NUTS refits (seed 0), with the
-final MSEs of both (they should agree within Monte Carlo error).
+the macro MSE and worst-arm MSE against the true surface, each as the mean over seeds, its
+standard error and the band from the 10th to the 90th percentile of the seeds. With nutpie the
+model is compiled once and refitted on each round's counts (``SurfaceRefitter``). Then, for the
+variance loop of seed 0, the time of refitting one compiled model against rebuilding the model
+every round (warm-started and cold), with the final MSEs (equal within Monte Carlo error).
 
-Run: ``python benchmarks/surface_explore.py [--estimator berngp] [--seeds 3] [--budget 60]
-[--batch-size 10] [--initial 10] [--attributes 3] [--items 3000] [--draws 200 --tune 200 --chains 2]
-[--sampler pymc|nutpie] [--strategies variance,random,beta-i,thompson,bayes-ucb] [--no-timing]``.
+Run: ``python benchmarks/surface_explore.py [--estimator additive] [--seeds 20] [--budget 300]
+[--batch-size 20] [--initial 20] [--attributes 6] [--items 10000] [--draws 300 --tune 300 --chains 2]
+[--sampler nutpie|pymc] [--strategies variance,random,beta-i,thompson,bayes-ucb] [--no-timing]
+[--out curves.nc] [--figure curves.png]``.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from pbassess.surface.explore import explore_surface
 from pbassess.surface.synthetic import synthetic_surface
 
 
-def curves(syn, args, strategy: str, *, seeds: list[int], warm_start: bool | str = True):
+def curves(syn, args, strategy: str, *, seeds: list[int], warm_start: bool | str = True, refit: bool = True):
     """The exploration Dataset of one strategy (``beta-i``: Beta-I's own variance loop)."""
     estimator, strat = ("beta-i", "variance") if strategy == "beta-i" else (args.estimator, strategy)
     arms = count_arms(syn.preds, syn.attributes)
@@ -37,57 +40,84 @@ def curves(syn, args, strategy: str, *, seeds: list[int], warm_start: bool | str
         return explore_surface(syn.preds, syn.attributes, estimator=estimator, strategy=strat, budget=args.budget,
                                batch_size=args.batch_size, initial_labels=args.initial, seeds=seeds,
                                truth=syn.truth_for(arms.values), k=args.worst, warm_start=warm_start,
-                               fit_kwargs={"sample_kwargs": sample_kwargs})
+                               fit_kwargs={"sample_kwargs": sample_kwargs}, refit=refit)
 
 
 def band(values: np.ndarray) -> str:
-    return f"{np.nanmean(values):.4f} [{np.nanmin(values):.4f}, {np.nanmax(values):.4f}]"
+    """Mean over seeds with its standard error and the 10-90% band over seeds."""
+    v = values[np.isfinite(values)]
+    se = v.std(ddof=1) / np.sqrt(v.size) if v.size > 1 else float("nan")
+    lo, hi = np.quantile(v, [0.1, 0.9])
+    return f"{v.mean():.4f} +-{se:.4f} [{lo:.4f}, {hi:.4f}]"
+
+
+def print_curves(name: str, ds, seconds: float, worst: int) -> None:
+    print(f"\n{name} ({seconds:.0f} s, fits {np.nansum(ds['fit_seconds'].values):.0f} s)\n{'labels':>7s} "
+          f"{'macro MSE':>33s} {'worst-' + str(worst) + ' MSE':>33s}", flush=True)
+    for r in range(ds.sizes["round"]):
+        n = ds["n_labels"].values[:, r]
+        print(f"{np.mean(n[n >= 0]):7.0f} {band(ds['macro_mse'].values[:, r]):>33s} "
+              f"{band(ds['worst_mse'].values[:, r]):>33s}", flush=True)
+
+
+def timing(syn, args) -> None:
+    """Variance loop, seed 0: one compiled model refitted on new counts vs a model built every round."""
+    print("\nvariance loop, seed 0: compiled once and refitted (warm start) vs rebuilt every round", flush=True)
+    for label, kwargs in (("refit", {"refit": True}), ("rebuild", {"refit": False, "warm_start": args.warm_point}),
+                          ("rebuild cold", {"refit": False, "warm_start": False})):
+        start = time.perf_counter()
+        ds = curves(syn, args, "variance", seeds=[0], **kwargs)
+        fit = ds["fit_seconds"].values[0]
+        print(f"{label:12s} total {time.perf_counter() - start:6.1f} s, fits {np.nansum(fit):6.1f} s (mean per round "
+              f"{np.nanmean(fit):.2f} s); final macro MSE {ds['macro_mse'].values[0, -1]:.4f}", flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--estimator", default="berngp")
+    parser.add_argument("--estimator", default="additive")
     parser.add_argument("--strategies", default="variance,random,beta-i,thompson,bayes-ucb")
-    parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--items", type=int, default=3000)
-    parser.add_argument("--attributes", type=int, default=3)
-    parser.add_argument("--budget", type=int, default=60)
-    parser.add_argument("--batch-size", type=int, default=10)
-    parser.add_argument("--initial", type=int, default=10)
-    parser.add_argument("--worst", type=int, default=3, help="number of worst arms scored")
-    parser.add_argument("--draws", type=int, default=200)
-    parser.add_argument("--tune", type=int, default=200)
+    parser.add_argument("--seeds", type=int, default=20)
+    parser.add_argument("--items", type=int, default=10000)
+    parser.add_argument("--attributes", type=int, default=6)
+    parser.add_argument("--budget", type=int, default=300)
+    parser.add_argument("--batch-size", type=int, default=20)
+    parser.add_argument("--initial", type=int, default=20)
+    parser.add_argument("--worst", type=int, default=5, help="number of worst arms scored")
+    parser.add_argument("--draws", type=int, default=300)
+    parser.add_argument("--tune", type=int, default=300)
     parser.add_argument("--chains", type=int, default=2)
-    parser.add_argument("--sampler", default="pymc", choices=["pymc", "nutpie"])
+    parser.add_argument("--sampler", default="nutpie", choices=["pymc", "nutpie"])
     parser.add_argument("--no-timing", action="store_true")
     parser.add_argument("--warm-point", default="mean", choices=["mean", "draw"],
-                        help="warm start from the previous posterior mean or one of its draws")
+                        help="warm start of the rebuilt fits: the previous posterior mean or one of its draws")
+    parser.add_argument("--out", default=None, help="write every strategy's curves to this netCDF file")
+    parser.add_argument("--figure", default=None, help="save the macro-MSE curves with their bands here")
     args = parser.parse_args()
     syn = synthetic_surface(args.items, args.attributes, seed=0)
-    print(f"synthetic surface: {2 ** args.attributes} arms, {args.items} items; estimator {args.estimator}, "
+    arms = count_arms(syn.preds, syn.attributes)
+    print(f"synthetic surface: {2 ** args.attributes} arms ({arms.n_arms} non-empty, items per arm "
+          f"{int(arms.pool_n.min())}-{int(arms.pool_n.max())}), {args.items} items; estimator {args.estimator}, "
           f"NUTS {args.chains} x {args.draws} (+{args.tune} tune, {args.sampler}); budget {args.budget}, batch "
-          f"{args.batch_size}, {args.initial} initial random labels, {args.seeds} seeds; band = min-max over seeds; "
-          "shared 2-core machine under contention (times inflated)", flush=True)
+          f"{args.batch_size}, {args.initial} initial random labels, {args.seeds} seeds; each cell: mean over seeds "
+          "+- its standard error [10%, 90% of seeds]", flush=True)
     seeds = list(range(args.seeds))
+    results = {}
     for strategy in [s for s in args.strategies.split(",") if s]:
         start = time.perf_counter()
-        ds = curves(syn, args, strategy, seeds=seeds)
-        print(f"\n{strategy} ({time.perf_counter() - start:.0f} s)\n{'labels':>7s} {'macro MSE':>27s} "
-              f"{'worst-' + str(args.worst) + ' MSE':>27s}", flush=True)
-        for r in range(ds.sizes["round"]):
-            n = ds["n_labels"].values[:, r]
-            print(f"{np.mean(n[n >= 0]):7.0f} {band(ds['macro_mse'].values[:, r]):>27s} "
-                  f"{band(ds['worst_mse'].values[:, r]):>27s}", flush=True)
-    if args.no_timing:
-        return
-    print("\nvariance loop, seed 0: warm-started vs cold NUTS refits", flush=True)
-    for warm in (args.warm_point, False):
-        start = time.perf_counter()
-        ds = curves(syn, args, "variance", seeds=[0], warm_start=warm)
-        fit = ds["fit_seconds"].values[0]
-        print(f"{'warm' if warm else 'cold':5s} total {time.perf_counter() - start:6.1f} s, fits {np.nansum(fit):6.1f} s "
-              f"(first {fit[0]:.1f} s, later rounds mean {np.nanmean(fit[1:]):.1f} s); final macro MSE "
-              f"{ds['macro_mse'].values[0, -1]:.4f}", flush=True)
+        results[strategy] = curves(syn, args, strategy, seeds=seeds)
+        print_curves(strategy, results[strategy], time.perf_counter() - start, args.worst)
+    if args.out:
+        import xarray as xr
+
+        xr.concat([ds.expand_dims(strategy=[name]) for name, ds in results.items()], dim="strategy",
+                  join="outer").to_netcdf(args.out)
+    if args.figure:
+        from pbassess.plots.surface import plot_mse_curves
+
+        ax = plot_mse_curves(results, band="se")
+        ax.figure.savefig(args.figure, dpi=120, bbox_inches="tight")
+    if not args.no_timing:
+        timing(syn, args)
 
 
 if __name__ == "__main__":

@@ -83,10 +83,25 @@ def plot_worst_arms(result: Any, k: int = 10, *, min_pool: float = 0.0, ax: Any 
     return fig if created else ax
 
 
-def plot_mse_curves(curves: Mapping[str, Any], metric: str = "macro_mse", *, ax: Any = None, log: bool = True):
-    """MSE over labels per method: mean over seeds with a band from the lowest to the highest seed.
+def _band(values: np.ndarray, mean: np.ndarray, band: str) -> tuple[np.ndarray, np.ndarray]:
+    """Lower and upper edge of a band over the seeds (rows) of ``values``."""
+    if band == "range":
+        return np.nanmin(values, axis=0), np.nanmax(values, axis=0)
+    if band == "quantiles":
+        return np.nanquantile(values, 0.1, axis=0), np.nanquantile(values, 0.9, axis=0)
+    count = np.sum(np.isfinite(values), axis=0)
+    se = np.nanstd(values, axis=0, ddof=1) / np.sqrt(np.maximum(count, 1)) if values.shape[0] > 1 else 0.0 * mean
+    se = np.where(count > 1, se, 0.0)
+    return np.maximum(mean - 2 * se, np.finfo(float).tiny), mean + 2 * se
+
+
+def plot_mse_curves(curves: Mapping[str, Any], metric: str = "macro_mse", *, ax: Any = None, log: bool = True,
+                    band: str = "range"):
+    """MSE over labels per method: mean over seeds with a band over the seeds.
 
     ``curves`` maps a method name to the Dataset of :func:`~pbassess.surface.explore.explore_surface`.
+    ``band``: ``"range"`` (lowest to highest seed), ``"quantiles"`` (10th to 90th percentile of
+    the seeds) or ``"se"`` (mean +- 2 standard errors over seeds: for comparing the methods' means).
 
     Examples
     --------
@@ -100,6 +115,8 @@ def plot_mse_curves(curves: Mapping[str, Any], metric: str = "macro_mse", *, ax:
     """
     if not curves:
         raise ConfigError("no curves to plot")
+    if band not in ("range", "quantiles", "se"):
+        raise ConfigError(f"unknown band {band!r} (choose range, quantiles or se)")
     fig, ax, created = figure_and_axes(ax, (6.0, 4.0))
     for i, (name, ds) in enumerate(curves.items()):
         if metric not in ds:
@@ -108,8 +125,10 @@ def plot_mse_curves(curves: Mapping[str, Any], metric: str = "macro_mse", *, ax:
         labels = np.asarray(ds["n_labels"].values, float)
         labels = np.where(labels < 0, np.nan, labels)
         x = np.nanmean(labels, axis=0)
-        ax.plot(x, np.nanmean(values, axis=0), color=f"C{i}", label=name)
-        ax.fill_between(x, np.nanmin(values, axis=0), np.nanmax(values, axis=0), color=f"C{i}", alpha=0.2)
+        mean = np.nanmean(values, axis=0)
+        ax.plot(x, mean, color=f"C{i}", label=name)
+        lo, hi = _band(values, mean, band)
+        ax.fill_between(x, lo, hi, color=f"C{i}", alpha=0.2)
     if log:
         ax.set_yscale("log")
     ax.set_xlabel("labels")

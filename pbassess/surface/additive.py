@@ -10,7 +10,7 @@ Every effect sums to zero over the levels of each of its attributes: u_k = Q_k b
 v_kj = Q_k B_kj Q_j^T, Q_k an orthonormal basis of the sum-to-zero vectors over the L_k levels
 (normalised Helmert contrasts), with beta_k ~ N(0, sigma^2 I), sigma = ``main_scale``, and
 B_kj = tau_kj Z_kj, Z_kj standard normal, tau_kj ~ HalfNormal(``interaction_scale``) per pair
-(non-centred). So u_k ~ N(0, sigma^2 (I - 11'/L_k)) (a ``ZeroSumNormal``) and v_kj is zero
+(non-centred; or one tau for all pairs, ``pair_scales="shared"``). So u_k ~ N(0, sigma^2 (I - 11'/L_k)) (a ``ZeroSumNormal``) and v_kj is zero
 along both its axes: the prior of a GP with the additive (ANOVA) kernel sigma^2 sum_k H_k +
 sum_{k<j} tau_kj^2 H_k * H_j of centred per-attribute kernels H_k = I - 11'/L_k, in weight
 space. Unlike a one-hot design without constraints it has no directions (intercept up, every
@@ -40,7 +40,8 @@ from pbassess.surface.models import (
     LOG_SCALE_CAP,
     _beta_binomial_potential,
     _confidence_covariate,
-    _logit,
+    count_terms,
+    global_accuracy_terms,
 )
 
 __all__ = ["AdditiveDesign", "additive_design", "additive_model", "sum_to_zero_basis"]
@@ -158,12 +159,13 @@ def _block_scales(name: str, design: AdditiveDesign, cols: np.ndarray, scale: fl
     return sd[np.searchsorted(blocks, design.block[cols])]
 
 
-def _mean_effects(design: AdditiveDesign, main_scale: float, interaction_scale: float):
+def _mean_effects(design: AdditiveDesign, main_scale: float, interaction_scale: float, pair_scales: str = "per-pair"):
     """Coefficients of the logit mean's design columns (and the columns they multiply).
 
     Main effects: centred, beta ~ N(0, main_scale^2) (data-rich: a learned scale per attribute
     made NUTS trace the ridge sd x z = beta). Pairs: non-centred, beta = tau_kj z with one
-    tau_kj ~ HalfNormal(interaction_scale) per pair (mostly prior-dominated: no funnel).
+    tau_kj ~ HalfNormal(interaction_scale) per pair (mostly prior-dominated: no funnel), or with
+    ``pair_scales="shared"`` one tau ~ HalfNormal(interaction_scale) for all pairs.
     """
     import pymc as pm
     import pytensor.tensor as pt
@@ -174,7 +176,10 @@ def _mean_effects(design: AdditiveDesign, main_scale: float, interaction_scale: 
         parts.append(pm.Normal("mean_main", 0.0, main_scale, shape=main.size))
         columns.append(main)
     if interaction_scale > 0 and pair.size:
-        tau = _block_scales("mean_pair", design, pair, interaction_scale)
+        if pair_scales not in ("per-pair", "shared"):
+            raise ConfigError(f"unknown pair_scales {pair_scales!r} (choose per-pair or shared)")
+        tau = (_block_scales("mean_pair", design, pair, interaction_scale) if pair_scales == "per-pair"
+               else pm.HalfNormal("mean_pair_sd", interaction_scale))
         parts.append(tau * pm.Normal("mean_pair_z", 0.0, 1.0, shape=pair.size))
         columns.append(pair)
     if not parts:
@@ -185,7 +190,7 @@ def _mean_effects(design: AdditiveDesign, main_scale: float, interaction_scale: 
 def additive_model(arms: ArmCounts, *, covariate: str | None = None, main_scale: float = 1.0,
                    interaction_scale: float = 0.5, scale_main_scale: float = 0.5, interactions: bool = True,
                    intercept_sd: float = 1.5, log_scale_prior: tuple[float, float] = (np.log(30.0), 1.5),
-                   n_basis: int = 6):
+                   n_basis: int = 6, counts_as_data: bool = False, pair_scales: str = "per-pair"):
     """Our Beta-binomial surface with a sum-to-zero additive (main effects + pairwise) link.
 
     The model is written out in the module docstring. A scale of 0 drops its term: with all
@@ -193,7 +198,13 @@ def additive_model(arms: ArmCounts, *, covariate: str | None = None, main_scale:
     exchangeable Beta-binomial, and with ``intercept_sd = 0`` and a fixed log-scale
     (``log_scale_prior=(loc, 0)``) it is Beta(mu0 s, (1 - mu0) s) per arm independently.
     Returns ``(model, n, correct)``; the model has deterministics ``mu``
-    and ``scale`` per arm.
+    and ``scale`` per arm. ``pair_scales="shared"`` gives all pairs one scale tau ~
+    HalfNormal(``interaction_scale``) instead of one each: lower MSE on ACS and on the synthetic
+    surface, but it mixed badly at 10,000 ACS labels (docs/surfaces.md), so per-pair is the default.
+    ``counts_as_data=True`` puts every arm's counts in data containers
+    ``labels`` and ``correct`` (an arm without labels adds exactly 0 to the likelihood), so a
+    compiled model is refitted on new counts without recompiling
+    (:class:`pbassess.surface.refit.SurfaceRefitter`); the posterior is the same.
 
     Examples
     --------
@@ -212,10 +223,10 @@ def additive_model(arms: ArmCounts, *, covariate: str | None = None, main_scale:
     if covariate not in (None, "confidence"):
         raise ConfigError(f"unknown covariate {covariate!r} (only 'confidence' is supported)")
     design = additive_design(arms, interactions=interactions and interaction_scale > 0, n_basis=n_basis)
-    obs = np.flatnonzero(arms.n > 0)
+    obs = np.arange(arms.n_arms) if counts_as_data else np.flatnonzero(arms.n > 0)
     G = design.matrix
     with pm.Model() as model:
-        loc = float(_logit(arms.global_accuracy))
+        loc = global_accuracy_terms(arms, counts_as_data)[1]
         intercept = pm.Normal("intercept", loc, intercept_sd) if intercept_sd > 0 else pt.as_tensor(loc)
         offset = pt.zeros(arms.n_arms)
         if covariate == "confidence":
@@ -224,7 +235,7 @@ def additive_model(arms: ArmCounts, *, covariate: str | None = None, main_scale:
             slope = pm.Normal("confidence_slope", 1.0, 0.5)
             pm.Deterministic("confidence_offset", intercept - slope * centre)
             offset = slope * pt.as_tensor(x - centre)
-        coef, cols = _mean_effects(design, main_scale, interaction_scale)
+        coef, cols = _mean_effects(design, main_scale, interaction_scale, pair_scales)
         s_loc, s_sd = log_scale_prior
         log_scale = pm.Normal("log_scale", s_loc, s_sd) if s_sd > 0 else pt.as_tensor(float(s_loc))
         main = design.main_columns
@@ -244,9 +255,10 @@ def additive_model(arms: ArmCounts, *, covariate: str | None = None, main_scale:
             mu = pt.clip(pm.math.sigmoid(e), 1e-6, 1 - 1e-6)
             return mu, pt.exp(LOG_SCALE_CAP - pt.softplus(LOG_SCALE_CAP - ls))
 
-        mu_obs, s_obs = link(obs, "labeled")
-        _beta_binomial_potential("likelihood", mu_obs * s_obs, (1 - mu_obs) * s_obs, arms.correct[obs], arms.n[obs])
         mu_all, s_all = link(np.arange(arms.n_arms), "all")
+        mu_obs, s_obs = (mu_all, s_all) if counts_as_data else link(obs, "labeled")
+        y, n = count_terms(arms.correct, arms.n, obs, counts_as_data)
+        _beta_binomial_potential("likelihood", mu_obs * s_obs, (1 - mu_obs) * s_obs, y, n)
         pm.Deterministic("mu", mu_all)
         pm.Deterministic("scale", s_all)
     return model, arms.n, arms.correct

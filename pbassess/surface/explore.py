@@ -9,14 +9,17 @@ highest P(arm | x); with hard attributes, a random unlabeled item of the arm). S
 * ``bayes-ucb``: the arms with the lowest posterior quantile 1 / (t + 1) at round t;
 * ``random``: uniformly random unlabeled items (the baseline).
 
-NUTS refits are warm-started (``warm_start=True``; ``"draw"``: from a posterior draw; ``False``:
-cold): each round's sampler starts at the previous round's posterior mean of the free variables,
-without jitter, and with nutpie at the previous adapted step size (:func:`warm_start_kwargs`).
-Neither nutpie nor ``pm.sample`` takes an initial mass matrix, so that is adapted afresh and the
-tuning is kept. Measured on the synthetic surface (``benchmarks/surface_explore.py``, exact
-BernGP, PyMC's sampler, 4 rounds, heavy machine contention): 339 s warm (mean) against 424 s cold
-in one run, 431 s warm (draw) against 238 s cold in another, final MSEs alike -- no clear gain
-either way at this size; with 40% of the tuning steps the later rounds were far slower.
+With nutpie (the default sampler) and a NUTS estimator the loop builds and compiles the model
+once for all rounds and seeds and swaps each round's counts into it
+(:class:`pbassess.surface.refit.SurfaceRefitter`), starting the chains at the previous round's
+posterior mean: on a 64-arm synthetic surface (``benchmarks/surface_explore.py``, additive model,
+2 x 300 draws) a round took 0.5 s against 18.7 s when the model was rebuilt and compiled every
+round, with the same final MSE. ``refit=False`` rebuilds every round; those refits are
+warm-started too (``warm_start=True``; ``"draw"``: from a posterior draw; ``False``: cold): each
+round's sampler starts at the previous round's posterior mean of the free variables, without
+jitter, and with nutpie at the previous adapted step size (:func:`warm_start_kwargs`). Neither
+nutpie nor ``pm.sample`` takes an initial mass matrix, so that is adapted afresh and the tuning
+is kept.
 
 :func:`explore_surface` returns the error curves (``surface_errors`` of each round's estimate
 against the truth) as an :class:`xarray.Dataset` with dims ``seed`` and ``round``.
@@ -149,7 +152,8 @@ def _reveal(arm_ids: np.ndarray, item_arm: np.ndarray, hidden: np.ndarray, rng, 
 
 def _one_run(pool: Any, attributes: Sequence[str], truth: np.ndarray, support: np.ndarray, *, estimator: str,
              strategy: str, budget: int, batch_size: int, initial: int, rng, fit_kwargs: Mapping[str, Any],
-             min_support: float, k: int, warm_start: bool | str = True) -> tuple[list[int], list[dict[str, float]]]:
+             min_support: float, k: int, warm_start: bool | str = True,
+             refitter: Any = None) -> tuple[list[int], list[dict[str, float]]]:
     full = count_arms(pool, attributes, continuous=fit_kwargs.get("continuous", ()))
     item_arm = full.item_arm
     correct = (pool.predicted == pool.labels).astype(float)
@@ -160,6 +164,8 @@ def _one_run(pool: Any, attributes: Sequence[str], truth: np.ndarray, support: n
     rounds = 0
     kwargs = {k_: v for k_, v in fit_kwargs.items() if k_ != "continuous"}
     previous = None
+    if refitter is not None:
+        refitter.reset()
     while True:
         shown = ~hidden
         n = np.bincount(item_arm[shown], minlength=full.n_arms).astype(float)
@@ -168,11 +174,14 @@ def _one_run(pool: Any, attributes: Sequence[str], truth: np.ndarray, support: n
             cand = np.flatnonzero(hidden)
             hidden[rng.choice(cand, size=min(batch_size, budget, cand.size), replace=False)] = False
             continue
-        round_kwargs = dict(kwargs)
-        if warm_start and previous is not None:
-            point = warm_start if isinstance(warm_start, str) else "mean"
-            round_kwargs["sample_kwargs"] = warm_start_kwargs(previous, kwargs.get("sample_kwargs"), point=point)
-        result = fit_surface(full.with_counts(n, c), estimator=estimator, seed=rng, **round_kwargs)
+        if refitter is not None:
+            result = refitter.fit(n, c, seed=rng, warm_start=bool(warm_start))
+        else:
+            round_kwargs = dict(kwargs)
+            if warm_start and previous is not None:
+                point = warm_start if isinstance(warm_start, str) else "mean"
+                round_kwargs["sample_kwargs"] = warm_start_kwargs(previous, kwargs.get("sample_kwargs"), point=point)
+            result = fit_surface(full.with_counts(n, c), estimator=estimator, seed=rng, **round_kwargs)
         previous = result if result.engine == "nuts" else None
         sizes.append(int(shown.sum()))
         curves.append({**surface_errors(result.mean, truth, support, min_support=min_support, k=k,
@@ -193,10 +202,28 @@ def _one_run(pool: Any, attributes: Sequence[str], truth: np.ndarray, support: n
                 available = np.bincount(item_arm[hidden], minlength=full.n_arms) > 0
 
 
+def _refitter(full: Any, estimator: str, fit_kwargs: Mapping[str, Any], warm_start: bool | str, seeds: Sequence[int]):
+    """A compiled-once model for the loop, when the fits are NUTS with nutpie (else None)."""
+    from pbassess.inference.sampling import merge_sample_kwargs
+    from pbassess.surface.refit import REFIT_ESTIMATORS, SurfaceRefitter
+
+    sample_kwargs = dict(fit_kwargs.get("sample_kwargs") or {})
+    sampler = merge_sample_kwargs({k: v for k, v in sample_kwargs.items() if k in ("nuts_sampler", "sampler")},
+                                  progressbar=False).get("nuts_sampler")
+    if (estimator not in REFIT_ESTIMATORS or fit_kwargs.get("inference") not in (None, "nuts")
+            or sampler != "nutpie" or warm_start == "draw"):
+        return None
+    model_seed = as_generator(seeds[0] if len(seeds) else 0)
+    return SurfaceRefitter(full, estimator, covariate=fit_kwargs.get("covariate"),
+                           model_options=fit_kwargs.get("model_options"), sample_kwargs=sample_kwargs,
+                           seed=model_seed, **({"ci_prob": fit_kwargs["ci_prob"]} if "ci_prob" in fit_kwargs else {}))
+
+
 def explore_surface(preds: Any, attributes: Sequence[str], *, estimator: str = "beta-i", strategy: str = "variance",
                     budget: int = 200, batch_size: int = 10, initial_labels: int = 0, seeds: Sequence[int] = (0,),
                     truth: Any = None, min_support: float = 0.0, k: int = 50,
-                    fit_kwargs: Mapping[str, Any] | None = None, warm_start: bool | str = True) -> xr.Dataset:
+                    fit_kwargs: Mapping[str, Any] | None = None, warm_start: bool | str = True,
+                    refit: bool = True) -> xr.Dataset:
     """Run the exploration loop for each seed and return the error curves.
 
     Parameters
@@ -210,6 +237,10 @@ def explore_surface(preds: Any, attributes: Sequence[str], *, estimator: str = "
         Start each round's NUTS refit from the previous round's posterior (:func:`warm_start_kwargs`;
         True means its posterior mean, ``"draw"`` one of its draws); see the module docstring for
         the measured times.
+    refit : bool
+        With a NUTS estimator and nutpie, build and compile the model once for all rounds and
+        seeds and swap each round's counts in (:class:`pbassess.surface.refit.SurfaceRefitter`;
+        warm start from the previous posterior mean). False: build and compile every round.
 
     Returns
     -------
@@ -237,9 +268,10 @@ def explore_surface(preds: Any, attributes: Sequence[str], *, estimator: str = "
     tru = truth_from_pool(full) if truth is None else np.asarray(truth, float)
     if tru.shape != (full.n_arms,):
         raise DataError(f"truth has {tru.size} values for {full.n_arms} arms")
+    refitter = _refitter(full, estimator, fit_kwargs, warm_start, seeds) if refit else None
     runs = [_one_run(preds, attributes, tru, full.pool_n, estimator=estimator, strategy=strategy, budget=budget,
                      batch_size=batch_size, initial=initial_labels, rng=as_generator(s), fit_kwargs=fit_kwargs,
-                     min_support=min_support, k=k, warm_start=warm_start) for s in seeds]
+                     min_support=min_support, k=k, warm_start=warm_start, refitter=refitter) for s in seeds]
     length = max(len(sizes) for sizes, _ in runs)
     data = {m: np.full((len(runs), length), np.nan) for m in (*METRICS, "fit_seconds")}
     n_labels = np.full((len(runs), length), -1, dtype=np.int64)
@@ -251,5 +283,5 @@ def explore_surface(preds: Any, attributes: Sequence[str], *, estimator: str = "
                     coords={"seed": list(seeds), "round": np.arange(length)})
     ds["n_labels"] = (("seed", "round"), n_labels)
     ds.attrs = {"estimator": estimator, "strategy": strategy, "budget": budget, "batch_size": batch_size,
-                "warm_start": str(warm_start)}
+                "warm_start": str(warm_start), "refit": int(refitter is not None)}
     return ds

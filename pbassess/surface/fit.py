@@ -20,7 +20,7 @@ from pbassess.surface.conjugate import (
 )
 from pbassess.surface.result import SurfaceResult
 
-__all__ = ["DEFAULT_SCALE_TERM", "ESTIMATORS", "INFERENCES", "fit_surface", "hide_labels"]
+__all__ = ["DEFAULT_SCALE_TERM", "ESTIMATORS", "INFERENCES", "fit_surface", "hide_labels", "result_from_draws"]
 
 ESTIMATORS = ("cpredictor", "beta-i", "berngp", "betagp", "betagp-sl", "betagp-slp", "additive")
 INFERENCES = ("conjugate", "nuts", "advi")
@@ -186,6 +186,29 @@ def fit_surface(data: Any, attributes: Sequence[str] | None = None, *, estimator
     rng = as_generator(seed)
     model, n_used, c_used = _pymc_model(arms, estimator, options, covariate, rng)
     idata = _sample(model, seed=rng, sample_kwargs=sample_kwargs, inference=inference)
+    return result_from_draws(arms, estimator, idata, n_used, c_used, inference=inference, ci_prob=ci_prob,
+                             seed=rng, prior=options, fit_seconds=time.perf_counter() - start)
+
+
+def result_from_draws(arms: ArmCounts, estimator: str, idata: Any, n_used: Any, c_used: Any, *, inference: str,
+                      ci_prob: float = CI_PROB, seed: Any = None, prior: Mapping[str, Any] | None = None,
+                      fit_seconds: float | None = None) -> SurfaceResult:
+    """The :class:`SurfaceResult` of posterior draws of a surface model (``p``, or ``mu`` and ``scale``).
+
+    BernGP's arm accuracy is its ``p``; a Beta-binomial model's is the mixture over draws of
+    Beta(mu s + correct, (1 - mu) s + n - correct) with the counts ``n_used`` / ``c_used`` its
+    likelihood saw.
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> p = np.full((1, 4, 2), 0.8)
+    >>> idata = xr.DataTree.from_dict({"posterior": xr.Dataset({"p": (("chain", "draw", "arm"), p)})})
+    >>> r = result_from_draws(ArmCounts.from_arrays([2, 0], [2, 0]), "berngp", idata, None, None, inference="advi")
+    >>> r.mean.tolist(), r.var.tolist()
+    ([0.8, 0.8], [0.0, 0.0])
+    """
+    rng = as_generator(seed)
     if estimator == "berngp":
         draws = _draws(idata, "p")
         from pbassess.stats.intervals import hdi_from_draws
@@ -200,5 +223,5 @@ def fit_surface(data: Any, attributes: Sequence[str] | None = None, *, estimator
     diag.update({k: float(np.mean(_draws(idata, k))) for k in ("confidence_offset", "confidence_slope")
                  if k in idata["posterior"]})
     return SurfaceResult(arms, mean, var, hdi, estimator=estimator, engine=inference, ci_prob=ci_prob,
-                         draws=draws, idata=idata, diagnostics=diag, extra=extra, prior=options,
-                         fit_seconds=time.perf_counter() - start)
+                         draws=draws, idata=idata, diagnostics=diag, extra=extra, prior=dict(prior or {}),
+                         fit_seconds=fit_seconds)

@@ -28,7 +28,8 @@ from pbassess.errors import ConfigError
 from pbassess.stats.sampling import as_generator
 from pbassess.surface.arms import ArmCounts
 
-__all__ = ["SCALE_TERMS", "arm_inputs", "berngp_model", "betagp_model", "kernel_similarity"]
+__all__ = ["SCALE_TERMS", "arm_inputs", "berngp_model", "betagp_model", "count_terms", "global_accuracy_terms",
+           "kernel_similarity"]
 
 SCALE_TERMS = ("gamma", "dirichlet")
 EXACT_GP_MAX_ARMS = 300
@@ -157,7 +158,7 @@ def _beta_binomial_potential(name: str, alpha, beta, y: np.ndarray, n: np.ndarra
     pm.Potential(name, (betaln(alpha + y, beta + n - y) - betaln(alpha, beta)).sum())
 
 
-def _scale_potential(scale, n_obs: np.ndarray, term: str) -> None:
+def _scale_potential(scale, n_obs, term: str, mask=None) -> None:
     """BetaGP-SL scale supervision over the observed arms.
 
     ``gamma`` (the released code, ``BetaLikelihood.forward`` in ``src/likelihoods/
@@ -168,20 +169,43 @@ def _scale_potential(scale, n_obs: np.ndarray, term: str) -> None:
     term (and equals it when every arm is observed, as in the simple setting). ``dirichlet``
     (the paper): the vector of the observed arms' label shares n_a / N is a draw of Dirichlet(s)
     -- the normalised form of independent Gamma(s_a, 1) counts, so both make the scale track the
-    arm's label count.
+    arm's label count. With ``mask`` (0/1 per arm, a tensor) ``scale`` and ``n_obs`` cover every
+    arm and only the masked ones count.
     """
     import pymc as pm
     import pytensor.tensor as pt
 
+    weight = 1.0 if mask is None else mask
     if term == "gamma":
-        x = np.clip(n_obs, 1e-2, 10.0)
-        pm.Potential("scale_supervision", pm.logp(pm.Gamma.dist(alpha=scale, beta=1.0), x).sum())
+        x = pt.clip(n_obs, 1e-2, 10.0)
+        pm.Potential("scale_supervision", (weight * pm.logp(pm.Gamma.dist(alpha=scale, beta=1.0), x)).sum())
     elif term == "dirichlet":
-        share = n_obs / n_obs.sum()
-        logp = pt.gammaln(scale.sum()) - pt.gammaln(scale).sum() + ((scale - 1.0) * np.log(share)).sum()
+        share = n_obs / (weight * n_obs).sum()
+        if mask is not None:
+            share = pt.switch(pt.gt(mask, 0), share, 1.0)
+        logp = (pt.gammaln((weight * scale).sum()) - (weight * pt.gammaln(scale)).sum()
+                + (weight * (scale - 1.0) * pt.log(share)).sum())
         pm.Potential("scale_supervision", logp)
     else:
         raise ConfigError(f"unknown scale term {term!r} (choose {' or '.join(SCALE_TERMS)})")
+
+
+def count_terms(correct: np.ndarray, n: np.ndarray, obs: np.ndarray, as_data: bool) -> tuple[Any, Any]:
+    """The likelihood's counts: the observed arms' (constants) or every arm's in data containers.
+
+    With ``as_data`` the containers are ``correct`` and ``labels`` (made in the current model), so
+    a compiled model can be given new counts (:class:`pbassess.surface.refit.SurfaceRefitter`).
+
+    Examples
+    --------
+    >>> count_terms(np.array([2.0, 0.0, 5.0]), np.array([3.0, 0.0, 6.0]), np.array([0, 2]), False)
+    (array([2., 5.]), array([3., 6.]))
+    """
+    if not as_data:
+        return correct[obs], n[obs]
+    import pymc as pm
+
+    return pm.Data("correct", np.asarray(correct, float)), pm.Data("labels", np.asarray(n, float))
 
 
 def _confidence_covariate(arms: ArmCounts) -> np.ndarray:
@@ -191,12 +215,36 @@ def _confidence_covariate(arms: ArmCounts) -> np.ndarray:
     return _logit(conf)
 
 
-def _mean_intercept(arms: ArmCounts, covariate: str | None, intercept_sd: float) -> Any:
-    """logit-mean intercept (+ learned offset and slope on logit confidence when asked)."""
+def global_accuracy_terms(arms: ArmCounts, as_data: bool) -> tuple[Any, Any]:
+    """The labeled items' accuracy and its (clipped) logit, the models' prior centre.
+
+    With ``as_data`` the accuracy is the data container ``global_accuracy`` of the current
+    model (it changes with the counts when a compiled model is refitted).
+
+    Examples
+    --------
+    >>> p, loc = global_accuracy_terms(ArmCounts.from_arrays([4, 0], [3, 0]), False)
+    >>> p, round(loc, 4)
+    (0.75, 1.0986)
+    """
+    p = arms.global_accuracy
+    if not as_data:
+        return p, float(_logit(p))
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    g = pm.Data("global_accuracy", np.asarray(p, float))
+    q = pt.clip(g, 1e-3, 1 - 1e-3)
+    return g, pt.log(q) - pt.log1p(-q)
+
+
+def _mean_intercept(arms: ArmCounts, covariate: str | None, intercept_sd: float, loc: Any = None) -> Any:
+    """logit-mean intercept centred at ``loc`` (default: logit of the global accuracy), or a
+    learned offset and slope on logit confidence when asked."""
     import pymc as pm
 
     if covariate is None:
-        loc = float(_logit(arms.global_accuracy))
+        loc = float(_logit(arms.global_accuracy)) if loc is None else loc
         return pm.Normal("intercept", loc, intercept_sd) if intercept_sd > 0 else loc
     if covariate != "confidence":
         raise ConfigError(f"unknown covariate {covariate!r} (only 'confidence' is supported)")
@@ -208,12 +256,15 @@ def _mean_intercept(arms: ArmCounts, covariate: str | None, intercept_sd: float)
 
 def betagp_model(arms: ArmCounts, *, variant: str = "betagp", scale_term: str = "gamma",
                  covariate: str | None = None, gp: str | None = None, n_inducing: int = 64,
-                 pool_max_labels: float = 5.0, pool_k: int = 3, warm_start: bool = True, seed: Any = None):
+                 pool_max_labels: float = 5.0, pool_k: int = 3, warm_start: bool = True, seed: Any = None,
+                 counts_as_data: bool = False):
     """BetaGP / BetaGP-SL / BetaGP-SLP as a PyMC model.
 
     Returns ``(model, n, correct)``: the model has deterministics ``mu`` and ``scale`` (per arm);
     ``n``/``correct`` are the counts its likelihood used (pooled for -SLP), from which the arms'
     accuracy posterior is Beta(mu s + correct, (1 - mu) s + n - correct) per draw.
+    ``counts_as_data``: every arm's (pooled) counts in the containers ``labels`` / ``correct``
+    and, for the scale term, its own count in ``own_labels`` (see :func:`count_terms`).
 
     Examples
     --------
@@ -241,29 +292,36 @@ def betagp_model(arms: ArmCounts, *, variant: str = "betagp", scale_term: str = 
     X, owner = arm_inputs(arms)
     method = _gp_method(gp, arms.n_arms)
     rng = as_generator(seed)
-    obs = np.flatnonzero(n > 0)
+    obs = np.arange(arms.n_arms) if counts_as_data else np.flatnonzero(n > 0)
     with pm.Model() as model:
         f = _gp_latent("f", X, owner, method=method, n_inducing=n_inducing, rng=rng)
         g = _gp_latent("g", X, owner, method=method, n_inducing=n_inducing, rng=rng)
-        mean_f = _mean_intercept(arms, covariate, 1.5)
+        p0, loc = global_accuracy_terms(arms, counts_as_data)
+        mean_f = _mean_intercept(arms, covariate, 1.5, loc)
         mean_g = pm.Normal("g_intercept", 3.0, 1.5)
         mu = pm.Deterministic("mu", pt.clip(pm.math.sigmoid(mean_f + f), 1e-6, 1 - 1e-6))
         raw = pt.softplus(mean_g + g) + 1e-3
         scale = pm.Deterministic("scale", raw * np.exp(LOG_SCALE_CAP) / (raw + np.exp(LOG_SCALE_CAP)))
         alpha, beta = mu * scale, (1.0 - mu) * scale
-        _beta_binomial_potential("likelihood", alpha[obs], beta[obs], c[obs], n[obs])
+        y, n_lik = count_terms(c, n, obs, counts_as_data)
+        _beta_binomial_potential("likelihood", alpha[obs], beta[obs], y, n_lik)
         if warm_start:
-            p0 = arms.global_accuracy
             _beta_binomial_potential("warm_start", alpha, beta, WARM_START_WEIGHT * p0,
                                      np.full(arms.n_arms, WARM_START_WEIGHT))
-        if variant != "betagp" and obs.size:  # the arm's own label count, not the pooled one (AAA code)
+        if variant != "betagp" and counts_as_data:
+            own = pm.Data("own_labels", np.asarray(arms.n, float))
+            _scale_potential(scale, own, scale_term, mask=pt.gt(n_lik, 0))
+        elif variant != "betagp" and obs.size:  # the arm's own label count, not the pooled one (AAA code)
             _scale_potential(scale[obs], arms.n[obs], scale_term)
     return model, n, c
 
 
 def berngp_model(arms: ArmCounts, *, covariate: str | None = None, gp: str | None = None,
-                 n_inducing: int = 64, seed: Any = None):
+                 n_inducing: int = 64, seed: Any = None, counts_as_data: bool = False):
     """BernGP: correctness bits of arm a ~ Bernoulli(sigmoid(f_a)), f a latent GP (deterministic ``p``).
+
+    ``counts_as_data``: every arm's counts in the containers ``labels`` / ``correct`` (see
+    :func:`count_terms`).
 
     Examples
     --------
@@ -277,12 +335,12 @@ def berngp_model(arms: ArmCounts, *, covariate: str | None = None, gp: str | Non
     import pytensor.tensor as pt
 
     X, owner = arm_inputs(arms)
-    obs = np.flatnonzero(arms.n > 0)
+    obs = np.arange(arms.n_arms) if counts_as_data else np.flatnonzero(arms.n > 0)
     with pm.Model() as model:
         f = _gp_latent("f", X, owner, method=_gp_method(gp, arms.n_arms), n_inducing=n_inducing,
                        rng=as_generator(seed))
-        eta = _mean_intercept(arms, covariate, 1.5) + f
+        eta = _mean_intercept(arms, covariate, 1.5, global_accuracy_terms(arms, counts_as_data)[1]) + f
         pm.Deterministic("p", pm.math.sigmoid(eta))
-        y, n = arms.correct[obs], arms.n[obs]
+        y, n = count_terms(arms.correct, arms.n, obs, counts_as_data)
         pm.Potential("likelihood", -(y * pt.softplus(-eta[obs]) + (n - y) * pt.softplus(eta[obs])).sum())
     return model

@@ -106,6 +106,24 @@ def test_confidence_covariate_and_bad_options():
         additive_model(arms, covariate="age")
 
 
+def test_shared_pair_scale_multiplies_every_pair_coefficient():
+    arms = _grid_arms(seed=5)
+    per_pair = additive_model(arms)[0]
+    shared = additive_model(arms, pair_scales="shared")[0]
+    design = additive_design(arms)
+    n_pairs = len(design.names) - design.n_main
+    assert per_pair["mean_pair_sd"].type.shape == (n_pairs,) and shared["mean_pair_sd"].type.shape == ()
+    # With every per-pair scale equal to the shared one the two models give the same mean surface.
+    point = _random_point(shared, 6)
+    (mu_shared,) = _at_point(shared, [shared["mu"]], point)
+    tau = point["mean_pair_sd_log__"]
+    per_point = {**point, "mean_pair_sd_log__": np.full(n_pairs, tau)}
+    (mu_per_pair,) = _at_point(per_pair, [per_pair["mu"]], per_point)
+    np.testing.assert_allclose(mu_shared, mu_per_pair, rtol=1e-12)
+    with pytest.raises(ConfigError, match="pair_scales"):
+        additive_model(arms, pair_scales="per-level")
+
+
 @pytest.mark.slow  # nutpie compile + 2 x 400 iterations: ~15 s alone
 def test_nuts_recovers_a_known_surface_without_divergences():
     syn = synthetic_surface(8000, 5, seed=11, effect_sd=0.7)

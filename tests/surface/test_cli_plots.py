@@ -9,6 +9,7 @@ import pytest
 matplotlib.use("Agg")
 
 from pbassess.cli import main  # noqa: E402
+from pbassess.errors import ConfigError  # noqa: E402
 from pbassess.plots.surface import plot_mse_curves, plot_surface_heatmap, plot_worst_arms  # noqa: E402
 from pbassess.surface import ArmCounts, fit_surface  # noqa: E402
 from pbassess.surface.synthetic import synthetic_surface  # noqa: E402
@@ -84,3 +85,25 @@ def test_worst_arms_forest_and_mse_curves():
                      "n_labels": (("seed", "round"), [[10, 20], [10, 20]])})
     ax = plot_mse_curves({"random": ds, "variance": ds * 0.5}).axes[0]
     assert len(ax.lines) == 2 and np.allclose(ax.lines[0].get_ydata(), [0.15, 0.06])
+
+
+def _band_edges(collection) -> tuple[np.ndarray, np.ndarray]:
+    """Lower and upper edge of a fill_between polygon over two x values."""
+    y = collection.get_paths()[0].vertices[:, 1]
+    return np.array([y[1], y[2]]), np.array([y[-2], y[-3]])
+
+
+@pytest.mark.parametrize("band", ["range", "quantiles", "se"])
+def test_mse_curve_bands_are_what_they_say(band):
+    import xarray as xr
+
+    values = np.array([[0.10, 0.05], [0.20, 0.07], [0.30, 0.06], [0.40, 0.08]])
+    ds = xr.Dataset({"macro_mse": (("seed", "round"), values), "n_labels": (("seed", "round"), [[10, 20]] * 4)})
+    ax = plot_mse_curves({"m": ds}, band=band, log=False).axes[0]
+    lo, hi = _band_edges(ax.collections[0])
+    expected = {"range": (values.min(0), values.max(0)),
+                "quantiles": (np.quantile(values, 0.1, axis=0), np.quantile(values, 0.9, axis=0)),
+                "se": (values.mean(0) - 2 * values.std(0, ddof=1) / 2, values.mean(0) + 2 * values.std(0, ddof=1) / 2)}
+    np.testing.assert_allclose(np.sort([lo, hi], axis=0), np.sort(expected[band], axis=0), rtol=1e-12)
+    with pytest.raises(ConfigError, match="unknown band"):
+        plot_mse_curves({"m": ds}, band="sd")

@@ -40,7 +40,7 @@ def test_each_refit_starts_from_the_previous_posterior():
     base = {"draws": 100, "tune": 300, "chains": 2, "nuts_sampler": "nutpie"}
     with mock.patch("pbassess.surface.explore.fit_surface", fake_fit):
         ds = explore_surface(syn.preds, syn.attributes, estimator="additive", budget=12, batch_size=4,
-                             initial_labels=4, seeds=[0], fit_kwargs={"sample_kwargs": base})
+                             initial_labels=4, seeds=[0], fit_kwargs={"sample_kwargs": base}, refit=False)
     assert len(calls) == 3 and ds["n_labels"].values[0].tolist() == [4, 8, 12]
     assert calls[0] == base  # the first fit is cold
     for i, kw in enumerate(calls[1:], start=1):  # round i starts where round i - 1 ended
@@ -53,8 +53,42 @@ def test_each_refit_starts_from_the_previous_posterior():
     calls.clear()
     with mock.patch("pbassess.surface.explore.fit_surface", fake_fit):
         explore_surface(syn.preds, syn.attributes, estimator="additive", budget=12, batch_size=4, initial_labels=4,
-                        seeds=[0], fit_kwargs={"sample_kwargs": base}, warm_start=False)
+                        seeds=[0], fit_kwargs={"sample_kwargs": base}, warm_start=False, refit=False)
     assert all(kw == base for kw in calls)
+
+
+def test_nutpie_loops_compile_once_and_refit_every_round():
+    syn = synthetic_surface(400, 2, seed=0)
+    made, events = [], []
+
+    class FakeRefitter:
+        def __init__(self, arms, estimator, **kwargs):
+            made.append((arms.n_arms, estimator, kwargs["sample_kwargs"]))
+
+        def reset(self):
+            events.append("reset")
+
+        def fit(self, n, c, *, seed, warm_start):
+            events.append((int(n.sum()), warm_start))
+            return _FakeNutsResult(len(n), level=0.0, step=0.1)
+
+    base = {"draws": 100, "tune": 300, "chains": 2, "nuts_sampler": "nutpie"}
+    with mock.patch("pbassess.surface.refit.SurfaceRefitter", FakeRefitter), \
+            mock.patch("pbassess.surface.explore.fit_surface", side_effect=AssertionError("rebuilt a model")):
+        ds = explore_surface(syn.preds, syn.attributes, estimator="additive", budget=12, batch_size=4,
+                             initial_labels=4, seeds=[0, 1], fit_kwargs={"sample_kwargs": base})
+    assert made == [(4, "additive", base)]  # one model for both seeds and all rounds
+    assert events == ["reset", (4, True), (8, True), (12, True)] * 2
+    assert ds.attrs["refit"] == 1
+    # The PyMC sampler and conjugate estimators keep rebuilding (no compiled model to reuse).
+    rebuilt = mock.Mock(side_effect=lambda arms, **kw: _FakeNutsResult(arms.n_arms, level=0.0, step=0.1))
+    with mock.patch("pbassess.surface.refit.SurfaceRefitter", FakeRefitter), \
+            mock.patch("pbassess.surface.explore.fit_surface", rebuilt):
+        explore_surface(syn.preds, syn.attributes, estimator="beta-i", budget=8, batch_size=4, initial_labels=4)
+        explore_surface(syn.preds, syn.attributes, estimator="additive", budget=4, batch_size=4, initial_labels=4,
+                        fit_kwargs={"sample_kwargs": {**base, "nuts_sampler": "pymc", "draws": 20, "tune": 20,
+                                                      "chains": 1}})
+    assert len(made) == 1 and rebuilt.call_count == 3
 
 
 def test_pymc_sampler_gets_the_initial_point_and_no_jitter():
