@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from pbassess.constants import CI_PROB
 from pbassess.errors import ConfigError, DataError
 from pbassess.stats.sampling import as_generator
 from pbassess.surface.arms import count_arms
@@ -216,7 +217,7 @@ def _refitter(full: Any, estimator: str, fit_kwargs: Mapping[str, Any], warm_sta
     model_seed = as_generator(seeds[0] if len(seeds) else 0)
     return SurfaceRefitter(full, estimator, covariate=fit_kwargs.get("covariate"),
                            model_options=fit_kwargs.get("model_options"), sample_kwargs=sample_kwargs,
-                           seed=model_seed, **({"ci_prob": fit_kwargs["ci_prob"]} if "ci_prob" in fit_kwargs else {}))
+                           seed=model_seed, ci_prob=fit_kwargs.get("ci_prob", CI_PROB))
 
 
 def explore_surface(preds: Any, attributes: Sequence[str], *, estimator: str = "beta-i", strategy: str = "variance",

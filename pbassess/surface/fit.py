@@ -20,7 +20,8 @@ from pbassess.surface.conjugate import (
 )
 from pbassess.surface.result import SurfaceResult
 
-__all__ = ["DEFAULT_SCALE_TERM", "ESTIMATORS", "INFERENCES", "fit_surface", "hide_labels", "result_from_draws"]
+__all__ = ["DEFAULT_SCALE_TERM", "ESTIMATORS", "INFERENCES", "fit_surface", "hide_labels", "model_options_for",
+           "result_from_draws"]
 
 ESTIMATORS = ("cpredictor", "beta-i", "berngp", "betagp", "betagp-sl", "betagp-slp", "additive")
 INFERENCES = ("conjugate", "nuts", "advi")
@@ -108,20 +109,35 @@ def _conjugate(arms: ArmCounts, estimator: str, ci_prob: float, seed: Any, draws
     return mean, var, hdi, sample, {"alpha": a, "beta": b}
 
 
-def _pymc_model(arms: ArmCounts, estimator: str, options: dict[str, Any], covariate: str | None, seed: Any):
+def model_options_for(estimator: str, model_options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The model builder's options: the user's, with BetaGP-SL's default scale term filled in.
+
+    Examples
+    --------
+    >>> model_options_for("betagp-sl", None), model_options_for("additive", {"interaction_scale": 0.2})
+    ({'scale_term': 'gamma'}, {'interaction_scale': 0.2})
+    """
+    options = dict(model_options or {})
+    if estimator == "betagp-sl" or estimator == "betagp-slp":
+        options.setdefault("scale_term", DEFAULT_SCALE_TERM)
+    return options
+
+
+def _pymc_model(arms: ArmCounts, estimator: str, options: dict[str, Any], covariate: str | None, seed: Any,
+                counts_as_data: bool = False):
     from pbassess.surface import models
 
     if estimator == "berngp":
-        return models.berngp_model(arms, covariate=covariate, seed=seed, **options), None, None
+        return models.berngp_model(arms, covariate=covariate, seed=seed, counts_as_data=counts_as_data,
+                                   **options), None, None
     if estimator == "additive":
         from pbassess.surface.additive import additive_model
 
-        model, n, c = additive_model(arms, covariate=covariate, **options)
-        return model, n, c
+        return additive_model(arms, covariate=covariate, counts_as_data=counts_as_data, **options)
     if estimator == "beta-i" or estimator == "cpredictor":
         raise ConfigError(f"{estimator} is exact with --inference conjugate; NUTS would only reproduce it")
-    model, n, c = models.betagp_model(arms, variant=estimator, covariate=covariate, seed=seed, **options)
-    return model, n, c
+    return models.betagp_model(arms, variant=estimator, covariate=covariate, seed=seed,
+                               counts_as_data=counts_as_data, **options)
 
 
 def fit_surface(data: Any, attributes: Sequence[str] | None = None, *, estimator: str = "additive",
@@ -174,9 +190,7 @@ def fit_surface(data: Any, attributes: Sequence[str] | None = None, *, estimator
         raise ConfigError(f"{estimator} has no conjugate form: use --inference nuts (or advi)")
     if covariate is not None and conjugate_ok:
         raise ConfigError(f"{estimator} takes no covariate (use additive or a GP estimator)")
-    options = dict(model_options or {})
-    if estimator == "betagp-sl" or estimator == "betagp-slp":
-        options.setdefault("scale_term", DEFAULT_SCALE_TERM)
+    options = model_options_for(estimator, model_options)
     start = time.perf_counter()
     if inference == "conjugate":
         mean, var, hdi, draws, extra = _conjugate(arms, estimator, ci_prob, seed, 1000)

@@ -23,25 +23,17 @@ from pbassess.constants import CI_PROB
 from pbassess.errors import ConfigError, DataError
 from pbassess.stats.sampling import as_generator
 from pbassess.surface.arms import ArmCounts
-from pbassess.surface.fit import DEFAULT_SCALE_TERM, SURFACE_SAMPLE_KWARGS, result_from_draws
+from pbassess.surface.fit import (
+    SURFACE_SAMPLE_KWARGS,
+    _pymc_model,
+    model_options_for,
+    result_from_draws,
+)
 from pbassess.surface.result import SurfaceResult
 
 __all__ = ["REFIT_ESTIMATORS", "SurfaceRefitter"]
 
 REFIT_ESTIMATORS = ("berngp", "betagp", "betagp-sl", "betagp-slp", "additive")
-
-
-def _build(arms: ArmCounts, estimator: str, options: dict[str, Any], covariate: str | None, rng) -> Any:
-    from pbassess.surface import models
-
-    if estimator == "berngp":
-        return models.berngp_model(arms, covariate=covariate, seed=rng, counts_as_data=True, **options)
-    if estimator == "additive":
-        from pbassess.surface.additive import additive_model
-
-        return additive_model(arms, covariate=covariate, counts_as_data=True, **options)[0]
-    return models.betagp_model(arms, variant=estimator, covariate=covariate, seed=rng, counts_as_data=True,
-                               **options)[0]
 
 
 class SurfaceRefitter:
@@ -78,9 +70,7 @@ class SurfaceRefitter:
             raise ConfigError(f"only the NUTS estimators can be refitted ({', '.join(REFIT_ESTIMATORS)}), "
                               f"got {estimator!r}")
         self.arms, self.estimator, self.covariate, self.ci_prob = arms, estimator, covariate, ci_prob
-        self.options = dict(model_options or {})
-        if estimator in ("betagp-sl", "betagp-slp"):
-            self.options.setdefault("scale_term", DEFAULT_SCALE_TERM)
+        self.options = model_options_for(estimator, model_options)
         kwargs = {**SURFACE_SAMPLE_KWARGS, **dict(sample_kwargs or {})}
         self.sample_kwargs = {k: int(kwargs[k]) for k in ("draws", "tune", "chains")}
         self.sample_kwargs["cores"] = int(kwargs.get("cores", self.sample_kwargs["chains"]))
@@ -89,7 +79,7 @@ class SurfaceRefitter:
             from pbassess.surface.models import kernel_similarity
 
             self._similarity = kernel_similarity(arms)
-        self.model = _build(arms, estimator, self.options, covariate, as_generator(seed))
+        self.model = _pymc_model(arms, estimator, self.options, covariate, as_generator(seed), counts_as_data=True)[0]
         self._compiled = nutpie.compile_pymc_model(self.model)
         self._data_names = {var.name for var in self._compiled.shared_var_keys}
         self._init_mean: np.ndarray | None = None
@@ -103,9 +93,9 @@ class SurfaceRefitter:
             return arms.n, arms.correct
         from pbassess.surface.conjugate import pool_sparse_counts
 
-        pool = {k: self.options[k] for k in ("pool_max_labels", "pool_k") if k in self.options}
-        return pool_sparse_counts(arms, self._similarity, max_labels=pool.get("pool_max_labels", 5.0),
-                                  k=pool.get("pool_k", 3))
+        pool = {name: self.options[key] for key, name in (("pool_max_labels", "max_labels"), ("pool_k", "k"))
+                if key in self.options}
+        return pool_sparse_counts(arms, self._similarity, **pool)
 
     def fit(self, n: Any, correct: Any, *, seed: Any = None, warm_start: bool = True) -> SurfaceResult:
         """Posterior of the surface given new counts per arm (same arms, same order).
