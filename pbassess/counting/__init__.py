@@ -84,6 +84,7 @@ Examples
 
 from pbassess.counting.bins import assign_bins, equal_mass_edges, resolve_bin_edges
 from pbassess.counting.cells import count_cells, count_tables
+from pbassess.counting.core import cell_codes, cell_counts, cell_totals
 from pbassess.counting.item_stats import (
     PROB_FLOOR,
     ItemStatistic,
@@ -96,6 +97,9 @@ __all__ = [
     "PROB_FLOOR",
     "ItemStatistic",
     "assign_bins",
+    "cell_codes",
+    "cell_counts",
+    "cell_totals",
     "count_cells",
     "count_tables",
     "equal_mass_edges",
