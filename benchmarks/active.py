@@ -152,7 +152,7 @@ def main() -> int:
     import numba
 
     from pbassess import load_data
-    from pbassess.active.engine import warm_up
+    from pbassess.active.targets import warm_up
 
     t0 = time.perf_counter()
     compile_s = warm_up()

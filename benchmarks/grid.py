@@ -33,7 +33,7 @@ def compare(config: str, workers: int) -> bool:
 
     cells = load_grid(config)
     if cells[0].kind == "active":
-        from pbassess.active.engine import warm_up
+        from pbassess.active.targets import warm_up
 
         warm_up()  # compile (or load from the cache) once, so neither run pays the cold compilation
     with tempfile.TemporaryDirectory() as tmp:

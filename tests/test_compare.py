@@ -17,14 +17,12 @@ from pbassess.assess.compare import (
     active_rope_scores,
     compare_groups,
     compare_models,
-    fairness_comparisons,
-    fairness_table,
     rope_decision,
     rope_probabilities,
     rope_probabilities_beta,
-    score_columns,
     simulate_rope_labeling,
 )
+from pbassess.assess.fairness import fairness_comparisons, fairness_table, score_columns
 from pbassess.errors import ConfigError, DataError
 from pbassess.results import AssessmentResult
 from pbassess.stats import beta_draws

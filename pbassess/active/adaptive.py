@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from pbassess.active.engine import EngineOutput
+from pbassess.counting import cell_counts
 from pbassess.data.predictions import Predictions
 from pbassess.errors import ConfigError, DataError
 from pbassess.estimation.eb import HYPERPRIOR, fit_confidence_prior
@@ -90,7 +91,7 @@ def _arms(pred: Predictions, target: str):
     if pred.n_labeled != pred.n_items:
         raise DataError(f"simulation needs the true label of every item; {pred.n_items - pred.n_labeled} of "
                         f"{pred.n_items} are unlabeled")
-    counts = np.bincount(pred.predicted, minlength=pred.n_classes)
+    counts = cell_counts(pred.predicted, pred.n_classes)
     arms = np.flatnonzero(counts > 0)
     if arms.size < 2:
         raise DataError("the pool predicts fewer than two classes; nothing to compare")
@@ -101,14 +102,14 @@ def _arms(pred: Predictions, target: str):
     start = np.concatenate([[0], np.cumsum(counts[arms])])
     correct = pred.correct[order]
     conf = np.asarray(pred.confidence, dtype=float)[order]
-    mean_conf = np.bincount(arm[order], weights=conf, minlength=arms.size) / counts[arms]
+    mean_conf = cell_counts(arm[order], arms.size, conf) / counts[arms]
     if target == "least-accurate":
         success, score_conf = correct, mean_conf
     elif target == "most-accurate":
         success, score_conf = ~correct, 1.0 - mean_conf
     else:
         raise ConfigError(f"the adaptive prior supports least-accurate and most-accurate, not {target!r}")
-    truth = np.bincount(arm[order], weights=success, minlength=arms.size) / counts[arms]
+    truth = cell_counts(arm[order], arms.size, success) / counts[arms]
     return start.astype(np.int64), success.astype(bool), score_conf, truth
 
 

@@ -37,6 +37,8 @@ from pbassess.active.model import (
     target_prior,
 )
 from pbassess.constants import DEFAULT_BINS, DEFAULT_PSEUDOCOUNT
+from pbassess.counting import cell_codes
+from pbassess.counting import cell_counts as core_counts
 from pbassess.errors import ConfigError
 from pbassess.stats import bin_index
 
@@ -257,9 +259,8 @@ class CostArms:
 
     def _grouped_alpha(self) -> np.ndarray:
         group, values = self.groups
-        k, width = values.shape
-        flat = (np.arange(k)[:, None] * width + group).ravel()
-        return np.bincount(flat, weights=self.alpha.ravel(), minlength=k * width).reshape(k, width)
+        width = values.shape[1]
+        return core_counts(group, width, np.asarray(self.alpha, dtype=float))   # one row per class
 
     def metric_draws(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """Draws of the expected cost of each predicted class, shape (n, K)."""
@@ -340,7 +341,7 @@ def _labeled_counts(pred: np.ndarray, conf: np.ndarray, y: np.ndarray, k: int, b
                     edges: Any = None) -> tuple[np.ndarray, np.ndarray]:
     """Labels and correct labels per cell of the labeled items (cells as in :func:`pbassess.counting.count_cells`).
 
-    Plain ``np.bincount`` here, not ``count_cells``: choosing a batch must stay fast in a fresh
+    The NumPy counting core here, not ``count_cells``: choosing a batch must stay fast in a fresh
     process (building the first xarray Dataset imports dask, ~1.5 s), and these integer counts are
     the same either way (``tests/active/test_model.py`` checks it). The session's reported counts
     (:func:`pbassess.active.session_result.session_posterior`) do come from ``count_cells``.
@@ -349,12 +350,12 @@ def _labeled_counts(pred: np.ndarray, conf: np.ndarray, y: np.ndarray, k: int, b
         cell, size = pred, k
     elif by == ("predicted", "bin"):
         n_bins = np.asarray(edges).size - 1
-        cell, size = pred * n_bins + bin_index(conf, edges), (k, n_bins)
+        cell, size = cell_codes([pred, bin_index(conf, edges)], [k, n_bins]), (k, n_bins)
     else:  # ("predicted", "true"): the confusion counts
-        cell, size = pred * k + y, (k, k)
+        cell, size = cell_codes([pred, y], [k, k]), (k, k)
     total = int(np.prod(size))
-    n = np.bincount(cell, minlength=total).astype(float).reshape(size)
-    right = np.bincount(cell, weights=(y == pred), minlength=total).reshape(size)
+    n = core_counts(cell, total).astype(float).reshape(size)
+    right = core_counts(cell, total, (y == pred)).astype(float).reshape(size)
     return n, right
 
 
@@ -467,8 +468,8 @@ def _eb_cost_prior(alpha0: np.ndarray, cost: np.ndarray, arm: np.ndarray, y: np.
         return alpha0
     k = cost.shape[0]
     low = cost[arm[:first], y[:first]] == levels[0]
-    successes = np.bincount(arm[:first], weights=low, minlength=k)
-    fitted = eb_refit(successes, np.bincount(arm[:first], minlength=k) - successes)
+    successes = core_counts(arm[:first], k, low).astype(float)
+    fitted = eb_refit(successes, core_counts(arm[:first], k) - successes)
     if fitted is None:
         return alpha0
     is_low = cost == levels[0]

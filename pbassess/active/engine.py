@@ -95,7 +95,7 @@ from pbassess.errors import ConfigError
 
 __all__ = [
     "KIND_BETA", "KIND_DIRICHLET", "KIND_ECE", "STRATEGY_CODES", "EngineInputs", "EngineOutput", "betainc",
-    "betaincinv", "engine_seed", "run_engine", "seed_states", "warm_up",
+    "betaincinv", "engine_seed", "run_engine", "seed_states",
 ]
 
 #: Target model kinds (score minimised by the kernel).
@@ -296,18 +296,3 @@ def _normal_quantile(p: float) -> float:
 
     return float(norm.ppf(p))
 
-
-def warm_up() -> float:
-    """Compile (or load from the on-disk cache) every kernel path; returns the seconds it took.
-
-    Examples
-    --------
-    >>> warm_up() >= 0.0
-    True
-    """
-    from pbassess.active.targets import _tiny_inputs
-
-    t0 = time.perf_counter()
-    for inputs in _tiny_inputs():
-        run_engine(inputs, "ts", runs=1, log_every=1)
-    return time.perf_counter() - t0

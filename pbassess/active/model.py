@@ -214,20 +214,23 @@ def _pool_sums(predicted: np.ndarray, confidence: np.ndarray, n_classes: int,
                edges: np.ndarray) -> tuple[np.ndarray, ...]:
     """Items and confidence sums per predicted class and per (class, bin), in floating point.
 
-    Not :func:`cell_counts`: its exact fixed-point sums differ from these in the last bits, and
-    the informed priors built from them would move fixed-seed simulations by a rare tie-break
-    (the recorded reference of ``tests/active/test_reference.py`` and the README tables). The
-    integer counts agree exactly.
+    Not :func:`cell_counts` (``count_cells``): its exact fixed-point sums differ from these in
+    the last bits, and the informed priors built from them would move fixed-seed simulations by
+    a rare tie-break (the recorded reference of ``tests/active/test_reference.py`` and the README
+    tables). The NumPy counting core's plain float sums are used instead; the integer counts agree
+    exactly.
     """
+    from pbassess.counting.core import cell_codes
+    from pbassess.counting.core import cell_counts as core_counts
     from pbassess.stats import bin_index
 
     k = n_classes
     n_bins = edges.size - 1
-    cell = predicted * n_bins + bin_index(confidence, edges)
-    n = np.bincount(predicted, minlength=k)
-    conf = np.bincount(predicted, weights=confidence, minlength=k)
-    bin_n = np.bincount(cell, minlength=k * n_bins).reshape(k, n_bins)
-    bin_conf = np.bincount(cell, weights=confidence, minlength=k * n_bins).reshape(k, n_bins)
+    cell = cell_codes([predicted, bin_index(confidence, edges)], [k, n_bins])
+    n = core_counts(predicted, k)
+    conf = core_counts(predicted, k, np.asarray(confidence, dtype=float))
+    bin_n = core_counts(cell, k * n_bins).reshape(k, n_bins)
+    bin_conf = core_counts(cell, k * n_bins, np.asarray(confidence, dtype=float)).reshape(k, n_bins)
     return n, conf, bin_n, bin_conf
 
 

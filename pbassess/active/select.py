@@ -23,6 +23,7 @@ from pbassess.active.arms import (  # noqa: F401  (re-exported: the session's mo
 )
 from pbassess.active.model import TARGETS  # noqa: F401  (re-exported)
 from pbassess.active.strategies import STRATEGIES, check_strategy
+from pbassess.counting import cell_counts
 
 __all__ = [
     "STRATEGIES", "TARGETS", "BetaArms", "CalibrationArms", "CostArms", "build_target_model", "choose_batch",
@@ -158,7 +159,7 @@ def choose_batch(
     check_strategy(strategy)
     pred = np.asarray(predicted, dtype=np.int64)
     free = np.asarray(available, dtype=bool).copy()
-    left = np.bincount(pred[free], minlength=model.n_arms)
+    left = cell_counts(pred[free], model.n_arms)
     chosen: list[int] = []
     queue: list[int] = []
     while len(chosen) < batch_size and left.sum() > 0:

@@ -29,6 +29,7 @@ import numpy as np
 
 from pbassess.active.model import check_prior, check_target
 from pbassess.active.strategies import check_strategy
+from pbassess.counting import cell_counts
 from pbassess.data.predictions import Predictions
 from pbassess.errors import ConfigError, DataError, StateError
 
@@ -230,7 +231,7 @@ def _validate_config(cfg: dict[str, Any], pool: Predictions) -> None:
     seed = cfg["seed"]
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ConfigError(f"the seed must be a non-negative integer, got {seed!r}")
-    n_arms = int((np.bincount(pool.predicted, minlength=pool.n_classes) > 0).sum())
+    n_arms = int((cell_counts(pool.predicted, pool.n_classes) > 0).sum())
     limit = n_arms if cfg["target"] == "estimation" else n_arms - 1
     if cfg["top_m"] > limit:
         raise ConfigError(f"top_m = {cfg['top_m']} is too large: the pool predicts {n_arms} classes, "

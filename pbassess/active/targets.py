@@ -38,11 +38,12 @@ to [1, 1000]); every arm's posterior is that prior plus its own counts.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
 
-from pbassess.active.engine import KIND_BETA, KIND_DIRICHLET, KIND_ECE, EngineInputs
+from pbassess.active.engine import KIND_BETA, KIND_DIRICHLET, KIND_ECE, EngineInputs, run_engine
 from pbassess.active.model import (
     ACCURACY_TARGETS,
     PRIORS,
@@ -57,11 +58,12 @@ from pbassess.active.model import (
     target_prior,
 )
 from pbassess.constants import DEFAULT_BINS, DEFAULT_PSEUDOCOUNT
+from pbassess.counting import cell_counts as core_counts
 from pbassess.data.predictions import Predictions
 from pbassess.errors import ConfigError, DataError
 from pbassess.stats import bin_index
 
-__all__ = ["PRIORS", "TARGETS", "TargetInfo", "build_inputs", "target_info", "true_metric"]
+__all__ = ["PRIORS", "TARGETS", "TargetInfo", "build_inputs", "target_info", "true_metric", "warm_up"]
 
 
 def _check_pool(pred: Any) -> Predictions:
@@ -179,7 +181,7 @@ def build_inputs(pred: Any, target: str, *, prior: str = "uniform", pseudocount:
     pc = check_pseudocount(pseudocount)
     spec = _cost_spec(cost_matrix, cost)
     k_all = pred.n_classes
-    counts = np.bincount(pred.predicted, minlength=k_all)
+    counts = core_counts(pred.predicted, k_all)
     arms = np.flatnonzero(counts > 0)
     n_arms = arms.size
     if n_arms < 2:
@@ -265,15 +267,13 @@ def _cost_inputs(pred: Predictions, start: Any, cmat: np.ndarray, metric: np.nda
     two_level = bool(np.all(n_cells == 2)) and all(np.array_equal(lv, levels[0]) for lv in levels)
     item_level = np.array([np.searchsorted(levels[a], rows[a, y]) for a, y in zip(arm_sorted, labels, strict=True)],
                           dtype=np.int64)
-    agg = np.zeros((n_arms, int(n_cells.max())))
-    for k in range(n_arms):
-        agg[k, : n_cells[k]] = np.bincount(np.searchsorted(levels[k], rows[k]), weights=alpha[k],
-                                           minlength=n_cells[k])
+    level_of = np.stack([np.searchsorted(levels[k], rows[k]) for k in range(n_arms)])
+    agg = core_counts(level_of, int(n_cells.max()), np.asarray(alpha, dtype=float))  # one row per arm
     if np.any(agg[:, :1] <= 0) or any((agg[k, : n_cells[k]] <= 0).any() for k in range(n_arms)):
         raise ConfigError("the cost prior puts no mass on a cost level; raise the pseudocount")
     if two_level:
         # cost = c_lo + (c_hi - c_lo) * P(high level): the highest cost is the lowest P(low level)
-        lo_share = np.bincount(arm_sorted, weights=item_level == 0, minlength=n_arms) / np.diff(arm_start)
+        lo_share = core_counts(arm_sorted, n_arms, item_level == 0) / np.diff(arm_start)
         return EngineInputs(
             kind=KIND_BETA, arm_start=arm_start, item_cell=np.zeros(arm_start[-1], dtype=np.int64),
             item_success=np.ascontiguousarray(item_level == 0), prior_a=agg[:, :1].copy(),
@@ -305,3 +305,20 @@ def _tiny_inputs() -> list[EngineInputs]:
     cost = np.array([[0, 1, 2], [1, 0, 2], [2, 1, 0]], dtype=float)
     return [build_inputs(p, "least-accurate"), build_inputs(p, "most-miscalibrated"),
             build_inputs(p, "highest-cost", cost_matrix=cost)]
+
+
+def warm_up() -> float:
+    """Compile (or load from the on-disk cache) every kernel path; returns the seconds it took.
+
+    It lives here, not in :mod:`pbassess.active.engine`, because it needs the targets to build
+    small inputs of every model kind; the engine knows nothing of targets.
+
+    Examples
+    --------
+    >>> warm_up() >= 0.0
+    True
+    """
+    t0 = time.perf_counter()
+    for inputs in _tiny_inputs():
+        run_engine(inputs, "ts", runs=1, log_every=1)
+    return time.perf_counter() - t0

@@ -75,8 +75,7 @@ from pbassess.stats import as_generator, bin_edges, ece_from_draws
 
 __all__ = [
     "DECISIONS", "METRICS", "ComparisonResult", "RopeLabelingSimulation", "active_rope_scores", "compare_groups",
-    "compare_models", "fairness_comparisons", "fairness_table", "rope_decision", "rope_probabilities",
-    "rope_probabilities_beta", "score_columns", "simulate_rope_labeling",
+    "compare_models", "rope_decision", "rope_probabilities", "rope_probabilities_beta", "simulate_rope_labeling",
 ]
 
 METRICS = ("accuracy", "tpr", "fpr", "calibration-bias", "ece")
@@ -416,5 +415,3 @@ def compare_models(
         extra_counts=extra,
     )
 
-
-from pbassess.assess.fairness import fairness_comparisons, fairness_table, score_columns  # noqa: E402

@@ -36,6 +36,7 @@ import numpy as np
 from scipy.special import ndtr
 
 from pbassess.calibration.binning import BinSums, bin_sums, equal_count_bins, resolve_edges
+from pbassess.counting import cell_counts
 from pbassess.errors import ConfigError
 
 __all__ = [
@@ -148,8 +149,9 @@ def adaptive_calibration_error(scores: Any, outcomes: Any, n_bins: int = 15, *, 
         _, gap = bin_gaps(binned(s, y, n_bins, convention="netcal"))
         return float(gap.mean())
     idx = equal_count_bins(s, n_bins)
-    n = np.bincount(idx)
-    gap = np.abs(np.bincount(idx, weights=y) / n - np.bincount(idx, weights=s) / n)
+    n_ranges = int(idx.max()) + 1
+    n = cell_counts(idx, n_ranges)
+    gap = np.abs(cell_counts(idx, n_ranges, y) / n - cell_counts(idx, n_ranges, s) / n)
     return float(np.round(gap.mean(), 15))
 
 
@@ -258,7 +260,7 @@ def predicted_class_ece(predicted: Any, confidence: Any, correct: Any, n_classes
     y = np.asarray(correct, dtype=float).ravel()
     edges = resolve_edges(s, bins, binning)
     out = np.full(int(n_classes), np.nan)
-    counts = np.bincount(k, minlength=int(n_classes))
+    counts = cell_counts(k, int(n_classes))
     for c in np.flatnonzero(counts):
         mask = k == c
         w, gap = bin_gaps(bin_sums(s[mask], y[mask], edges, convention))

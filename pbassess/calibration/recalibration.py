@@ -29,6 +29,7 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 from scipy.special import expit, log_softmax, logit, softmax
 
+from pbassess.counting import cell_counts
 from pbassess.errors import ConfigError
 
 __all__ = [
@@ -160,8 +161,8 @@ def fit_histogram(scores: Any, outcomes: Any, *, bins: int = 10) -> Recalibrator
     s, y = _scores_outcomes(scores, outcomes)
     edges = equal_width_edges(bins)
     idx, n_bins = assign_bins(s, edges)
-    n = np.bincount(idx, minlength=n_bins)
-    k = np.bincount(idx, weights=y, minlength=n_bins)
+    n = cell_counts(idx, n_bins)
+    k = cell_counts(idx, n_bins, y)
     centre = (edges[:-1] + edges[1:]) / 2
     value = np.where(n > 0, k / np.maximum(n, 1), centre)
     return Recalibrator("histogram", {"edges": edges.tolist(), "values": value.tolist(), "n": n.tolist()},
@@ -194,8 +195,8 @@ def fit_isotonic(scores: Any, outcomes: Any) -> Recalibrator:
     """
     s, y = _scores_outcomes(scores, outcomes)
     u, inv = np.unique(s, return_inverse=True)
-    w = np.bincount(inv).astype(float)
-    mean = np.bincount(inv, weights=y) / w
+    w = cell_counts(inv, u.size).astype(float)
+    mean = cell_counts(inv, u.size, y) / w
     fitted = _pava(mean, w)
     keep = np.concatenate([[True], np.diff(fitted) != 0, [True]])
     keep = keep[:-1] | np.concatenate([keep[1:-1], [True]])  # the ends of every flat step

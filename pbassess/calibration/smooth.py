@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from pbassess.counting import cell_counts
 from pbassess.errors import ConfigError
 
 __all__ = ["kernel_sums", "smooth_ece", "smooth_ece_at", "smooth_reliability_curve"]
@@ -101,14 +102,12 @@ def _aggregate(f: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np
     """
     u, inv = np.unique(f, return_inverse=True)
     if u.size <= GRID_POINTS:
-        return u, np.bincount(inv, minlength=u.size).astype(float), np.bincount(inv, weights=y, minlength=u.size)
+        return u, cell_counts(inv, u.size).astype(float), cell_counts(inv, u.size, y)
     pos = f * (GRID_POINTS - 1)
     low = np.clip(np.floor(pos).astype(np.int64), 0, GRID_POINTS - 2)
     frac = pos - low
-    n = np.bincount(low, weights=1 - frac, minlength=GRID_POINTS) + np.bincount(low + 1, weights=frac,
-                                                                                minlength=GRID_POINTS)
-    k = np.bincount(low, weights=(1 - frac) * y, minlength=GRID_POINTS) + np.bincount(
-        low + 1, weights=frac * y, minlength=GRID_POINTS)
+    n = cell_counts(low, GRID_POINTS, 1 - frac) + cell_counts(low + 1, GRID_POINTS, frac)
+    k = cell_counts(low, GRID_POINTS, (1 - frac) * y) + cell_counts(low + 1, GRID_POINTS, frac * y)
     keep = n > 0
     return np.linspace(0.0, 1.0, GRID_POINTS)[keep], n[keep], k[keep]
 

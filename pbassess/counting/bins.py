@@ -60,16 +60,40 @@ def resolve_bin_edges(bin_edges: Any = None) -> np.ndarray:
     return edges
 
 
-def assign_bins(scores: np.ndarray, edges: np.ndarray) -> np.ndarray:
+def assign_bins(scores: Any, edges: Any, *, clip: bool = True) -> np.ndarray:
     """Bin index of each score (int64), by the rule in the module docstring.
+
+    This is the project's one bin rule: counting, the calibration metrics (convention
+    ``"left"``), :func:`pbassess.stats.bin_index` and the histograms of the shift tables all
+    call it.
+
+    Parameters
+    ----------
+    scores : array_like of float, any shape
+    edges : array_like of float, shape (B + 1,)
+        Increasing bin edges.
+    clip : bool, default True
+        ``True``: a score below the first edge lands in the first bin and one above the last
+        edge (or NaN) in the last. ``False``: such scores get ``-1`` (no bin), so that
+        ``cell_counts(assign_bins(x, e, clip=False), len(e) - 1)`` equals
+        ``numpy.histogram(x, e)[0]``.
 
     Examples
     --------
     >>> assign_bins(np.array([0.0, 0.25, 0.5, 0.99, 1.0]), np.array([0.0, 0.5, 1.0])).tolist()
     [0, 0, 1, 1, 1]
+    >>> assign_bins([-0.1, 0.5, 2.0, float("nan")], [0.0, 1.0, 2.0], clip=False).tolist()
+    [-1, 0, 1, -1]
     """
+    scores = np.asarray(scores, dtype=float)
+    edges = np.asarray(edges, dtype=float)
     n_bins = edges.size - 1
-    if n_bins > 1 and np.array_equal(edges, np.linspace(0.0, 1.0, n_bins + 1)):
+    if not clip:
+        idx = np.searchsorted(edges, scores, side="right").astype(np.int64, copy=False) - 1
+        idx[scores == edges[-1]] = n_bins - 1
+        idx[~((scores >= edges[0]) & (scores <= edges[-1]))] = -1     # outside, or NaN
+        return idx
+    if n_bins > 1 and np.array_equal(edges, np.linspace(0.0, 1.0, n_bins + 1)) and np.isfinite(scores).all():
         # equal-width bins: the floor of s * B is off by at most one from the rule; fix it exactly
         idx = np.clip((scores * n_bins).astype(np.int64), 0, n_bins - 1)
         idx -= scores < edges[idx]

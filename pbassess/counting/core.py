@@ -14,6 +14,7 @@ Like arviz-stats' ``base/array.py``, these depend on NumPy only and never see xa
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -81,13 +82,16 @@ def cell_counts(codes: Any, n_cells: int, weights: Any = None) -> np.ndarray:
     [1, 0, 2]
     >>> cell_counts([[0, 1], [1, 1]], 2, weights=[[1.0, 0.5], [2.0, 1.0]]).tolist()
     [[1.0, 0.5], [0.0, 3.0]]
+    >>> cell_counts(np.zeros((2, 0), dtype=int), 3).tolist()    # no items: zero counts
+    [[0, 0, 0], [0, 0, 0]]
     """
     c = np.asarray(codes, dtype=np.int64)
     n_cells = int(n_cells)
     integer = weights is None or np.asarray(weights).dtype.kind in "biu"
     w = None if weights is None else np.broadcast_to(np.asarray(weights), c.shape)
     lead = c.shape[:-1] if c.ndim else ()
-    flat = c.reshape(-1, c.shape[-1] if c.ndim else 1)
+    # rows spelled out (not -1), so that no items at all still give zero counts per batch row
+    flat = c.reshape(math.prod(lead), c.shape[-1] if c.ndim else 1)
     rows = flat.shape[0]
     valid = (flat >= 0) & (flat < n_cells)
     # Offset each batch row into its own block of cells, then one bincount for all rows.

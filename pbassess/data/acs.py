@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from pbassess.constants import CACHE_DIR_ENV, DATA_DIR_ENV
+from pbassess.constants import DATA_DIR_ENV
+from pbassess.data.download import cache_dir, download_file
 from pbassess.data.predictions import Predictions
 from pbassess.errors import DataError
 
@@ -115,15 +116,13 @@ def _locate(entry: dict[str, Any], *, download: bool) -> Path:
     """One file of the recipe: mirror, then cache, then a checked download."""
     rel = entry["mirror_path"]
     mirror = os.environ.get(DATA_DIR_ENV)
-    cache = Path(os.environ.get(CACHE_DIR_ENV) or Path.home() / ".cache" / "pbassess") / rel
+    cache = cache_dir() / rel
     for path in ([Path(mirror) / rel] if mirror else []) + [cache]:
         if path.exists():
             return path
     if not download:
         raise DataError(f"{rel} is not available locally (set {DATA_DIR_ENV} to a mirror or allow the download)")
-    from pbassess.data import registry
-
-    return registry._download(entry["url"], cache, entry["sha256"])
+    return download_file(entry["url"], cache, entry["sha256"])
 
 
 def load_acs_employment(card: Any, *, download: bool = True, **options: Any) -> Predictions:

@@ -26,20 +26,16 @@ bar whose sha256 is verified before the file is kept.
 
 from __future__ import annotations
 
-import gzip
-import hashlib
 import json
 import os
 import shutil
-import sys
-import tempfile
-import urllib.request
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from pbassess.constants import CACHE_DIR_ENV, DATA_DIR_ENV
+from pbassess.constants import DATA_DIR_ENV
+from pbassess.data.download import cache_dir, download_file, sha256_of_content
 from pbassess.data.predictions import Predictions
 from pbassess.data.readers import read_predictions
 from pbassess.errors import DataError
@@ -172,50 +168,6 @@ def model_card(name: str) -> ModelCard:
     return cards[name]
 
 
-def _sha256_of_content(path: Path) -> str:
-    digest = hashlib.sha256()
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def _cache_dir() -> Path:
-    return Path(os.environ.get(CACHE_DIR_ENV) or Path.home() / ".cache" / "pbassess")
-
-
-def _download(url: str, target: Path, sha256: str, *, progress: bool = True) -> Path:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    # Keep the target's suffix so that a .gz download is checked on its uncompressed content.
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".download-", suffix="".join(target.suffixes[-1:]))
-    try:
-        with urllib.request.urlopen(url, timeout=60) as response, os.fdopen(fd, "wb") as out:
-            total = int(response.headers.get("Content-Length") or 0)
-            show_progress = progress == "always" or (progress and sys.stderr.isatty())
-            done = 0
-            while chunk := response.read(1 << 16):
-                out.write(chunk)
-                done += len(chunk)
-                if show_progress:
-                    frac = f"{100 * done / total:5.1f}%" if total else f"{done / 1e6:.1f} MB"
-                    print(f"\rdownloading {target.name}: {frac}", end="", file=sys.stderr, flush=True)
-            out.flush()
-            os.fsync(out.fileno())
-        if show_progress:
-            print(file=sys.stderr)
-        got = _sha256_of_content(Path(tmp))
-        if got != sha256:
-            raise DataError(f"checksum mismatch for {url}: expected sha256 {sha256[:12]}..., got {got[:12]}...")
-        os.replace(tmp, target)
-    except OSError as exc:
-        raise DataError(f"could not download {url}: {exc}") from None
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return target
-
-
 def resolve_path(name: str, *, download: bool = True, verify: bool = False) -> Path:
     """The local file behind a registered name, downloading it when needed.
 
@@ -245,16 +197,16 @@ def resolve_path(name: str, *, download: bool = True, verify: bool = False) -> P
     mirror = os.environ.get(DATA_DIR_ENV)
     if mirror:
         candidates += [Path(mirror) / rel, Path(mirror) / f"{rel}.gz"]
-    cache = _cache_dir() / rel
+    cache = cache_dir() / rel
     candidates += [cache, Path(f"{cache}.gz")]
     for path in candidates:
         if path.exists():
-            if verify and _sha256_of_content(path) != source["sha256"]:
+            if verify and sha256_of_content(path) != source["sha256"]:
                 raise DataError(f"{path}: checksum does not match the recipe of {name!r}")
             return path
     if not download:
         raise DataError(f"{name!r} is not available locally (set {DATA_DIR_ENV} to a mirror or allow the download)")
-    return _download(source["url"], cache, source["sha256"])
+    return download_file(source["url"], cache, source["sha256"])
 
 
 def load_data(name: str | os.PathLike | None = None, **options: Any) -> Predictions:
@@ -314,9 +266,9 @@ def copy_to_cache(name: str, source_path: str | os.PathLike) -> Path:
     if card.source is None:
         raise DataError(f"{name!r} is built in; nothing to cache")
     src = Path(source_path)
-    if _sha256_of_content(src) != card.source["sha256"]:
+    if sha256_of_content(src) != card.source["sha256"]:
         raise DataError(f"{src}: checksum does not match the recipe of {name!r}")
-    target = _cache_dir() / (card.source.get("mirror_path") or src.name)
+    target = cache_dir() / (card.source.get("mirror_path") or src.name)
     if src.suffix == ".gz":
         target = Path(f"{target}.gz")
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -81,8 +81,11 @@ def _chunk(rng: np.random.Generator, start: int, rows: int, accuracy: np.ndarray
         for j in range(k):
             columns[f"p_{j}"] = probs[:, j]
     columns["region"] = _REGIONS[rng.integers(0, _REGIONS.size, size=rows)]
-    stats = {"n_pool": np.bincount(predicted, minlength=k), "n": np.bincount(predicted[labeled], minlength=k),
-             "correct": np.bincount(predicted[labeled & correct], minlength=k)}
+    # The NumPy counting core imports NumPy only (allowed from this layer; see pyproject.toml).
+    from pbassess.counting.core import cell_counts
+
+    stats = {"n_pool": cell_counts(predicted, k), "n": cell_counts(predicted[labeled], k),
+             "correct": cell_counts(predicted[labeled & correct], k)}
     return {"columns": columns, "labeled": labeled, "stats": stats}
 
 
@@ -121,7 +124,7 @@ def write_synthetic_pool(path: Any, n_items: int, n_classes: int = 10, *, form: 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from pbassess.stats.sampling import as_generator  # the project's one seed handler
+    from pbassess.seeds import as_generator  # the project's one seed handler
 
     if int(n_items) < 1 or int(n_classes) < 2:
         raise ConfigError(f"need at least one item and two classes, got {n_items} and {n_classes}")

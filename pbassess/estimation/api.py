@@ -23,6 +23,7 @@ import numpy as np
 import xarray as xr
 
 from pbassess.constants import CI_PROB, DEFAULT_BINS, DEFAULT_DRAWS
+from pbassess.counting import cell_counts as core_counts
 from pbassess.data.predictions import Predictions
 from pbassess.errors import ConfigError
 from pbassess.estimation.bayes import bayes_estimate, cell_counts
@@ -150,8 +151,8 @@ def estimate(preds: Any, *, by: str | None = None, metric: Any = "accuracy",
     coords = {"estimator": names, "group": groups}
     posterior = xr.Dataset({k: (("estimator", "group"), v) for k, v in out.items()} | {"ppi_lambda": ("group", lam)},
                            coords=coords)
-    n_pool = np.bincount(codes, minlength=n_groups)
-    n_lab = np.bincount(codes, weights=labeled, minlength=n_groups).astype(int)
+    n_pool = core_counts(codes, n_groups)
+    n_lab = core_counts(codes, n_groups, labeled).astype(int)
     counts = xr.Dataset({"n_pool": ("group", n_pool), "n_labeled": ("group", n_lab)}, coords={"group": groups})
     return EstimationResult(
         posterior, counts, prior=prior, data_summary=pool.describe(),

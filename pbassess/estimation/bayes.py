@@ -34,6 +34,8 @@ from typing import Any
 import numpy as np
 
 from pbassess.constants import CI_PROB, DEFAULT_BINS, DEFAULT_DRAWS
+from pbassess.counting import assign_bins, cell_codes
+from pbassess.counting import cell_counts as core_counts
 from pbassess.errors import ConfigError
 from pbassess.estimation.eb import (
     HYPERPRIOR,
@@ -94,15 +96,15 @@ def cell_counts(confidence: Any, region: Any, n_regions: int, labeled: Any, corr
     if int(bins) < 1:
         raise ConfigError(f"bins must be a positive integer, got {bins}")
     edges = np.unique(np.quantile(conf, np.linspace(0, 1, int(bins) + 1)[1:-1]))
-    b = np.searchsorted(edges, conf, side="right")
+    b = assign_bins(conf, np.concatenate([[-np.inf], edges, [np.inf]]))   # the one bin rule
     nb = edges.size + 1
-    cell = reg * nb + b
+    cell = cell_codes([reg, b], [n_regions, nb])
     size = n_regions * nb
-    n_pool = np.bincount(cell, minlength=size)
+    n_pool = core_counts(cell, size)
     used = np.flatnonzero(n_pool > 0)
-    n = np.bincount(cell, weights=lab, minlength=size)[used]
-    k = np.bincount(cell, weights=cor, minlength=size)[used]
-    mc = np.bincount(cell, weights=conf, minlength=size)[used] / n_pool[used]
+    n = core_counts(cell, size, lab)[used]
+    k = core_counts(cell, size, cor)[used]
+    mc = core_counts(cell, size, conf)[used] / n_pool[used]
     return CellCounts(region=used // nb, n_pool=n_pool[used], n=np.round(n).astype(np.int64),
                       correct=np.round(k).astype(np.int64), mean_conf=mc, n_regions=int(n_regions))
 
@@ -131,7 +133,7 @@ def pool_accuracy_draws(cells: CellCounts, alpha: Any, beta: Any, seed: Any = No
     member = np.zeros((cells.region.size, cells.n_regions))
     member[np.arange(cells.region.size), cells.region] = 1.0
     out = total @ member
-    n_region = np.bincount(cells.region, weights=cells.n_pool, minlength=cells.n_regions)
+    n_region = core_counts(cells.region, cells.n_regions, np.asarray(cells.n_pool, dtype=float))
     with np.errstate(invalid="ignore"):
         return out / n_region
 

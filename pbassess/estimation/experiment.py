@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from pbassess.counting import assign_bins
+from pbassess.counting import cell_counts as core_counts
 from pbassess.errors import ConfigError
 
 __all__ = ["METHODS", "SIZES", "PoolSpec", "benchmark_pools", "check_methods", "interval_summary", "load_pool",
@@ -188,23 +190,24 @@ def pool_intervals(conf: Any, correct: Any, n: int, runs: int, seed: int,
     # the cell of every item (same equal-mass bins as cell_counts)
     edges = np.unique(np.quantile(conf, np.linspace(0, 1, _BINS + 1)[1:-1]))
     cell_of_bin = np.full(edges.size + 1, -1)
-    cell_of_bin[np.unique(np.searchsorted(edges, conf, side="right"))] = np.arange(base.n_pool.size)
-    item_cell = cell_of_bin[np.searchsorted(edges, conf, side="right")]
+    item_bin = assign_bins(conf, np.concatenate([[-np.inf], edges, [np.inf]]))   # the one bin rule
+    cell_of_bin[np.unique(item_bin)] = np.arange(base.n_pool.size)
+    item_cell = cell_of_bin[item_bin]
     out = {m: np.full((runs, 2), np.nan) for m in methods}
     rngs = [np.random.default_rng([seed, n, r]) for r in range(runs)]
-    cell_n = np.zeros((runs, base.n_pool.size), dtype=np.int64)
-    cell_k = np.zeros((runs, base.n_pool.size), dtype=np.int64)
+    picks = np.zeros((runs, n), dtype=np.int64)
     lab = np.zeros(big_n, bool)
     for r, rng in enumerate(rngs):
-        idx = rng.choice(big_n, n, replace=False)
+        idx = picks[r] = rng.choice(big_n, n, replace=False)
         if "classical" in out:
             out["classical"][r] = classical_interval(y[idx], 0.95)[1:]
         if "ppi" in out:
             lab[idx] = True
             out["ppi"][r] = ppi_mean_interval(y[idx], conf[idx], conf[~lab], 0.95)[1:3]
             lab[idx] = False
-        cell_n[r] = np.bincount(item_cell[idx], minlength=base.n_pool.size)
-        cell_k[r] = np.bincount(item_cell[idx], weights=y[idx], minlength=base.n_pool.size).round()
+    # labels and correct labels per cell, one row per run
+    cell_n = core_counts(item_cell[picks], base.n_pool.size)
+    cell_k = core_counts(item_cell[picks], base.n_pool.size, y[picks]).round().astype(np.int64)
     if "bayes" in out:
         # fits and Laplace covariances batched over the runs; each run's draws from its own stream
         out["bayes"] = bayes_estimate_batch(base, cell_n, cell_k, draws=1000, seed=rngs)["ci"][:, 0]

@@ -6,8 +6,8 @@ scheduler) and merges them into one :class:`xarray.Dataset` saved as Zarr. The c
 ``pbassess grid CONFIG.toml [--scheduler ADDRESS] [--out DIR]``.
 """
 
-from pbassess.grid.cells import run_active_cell, summarise_cells
-from pbassess.grid.config import Cell, cells_from_config, load_grid
+from pbassess.grid.cells import Cell, run_active_cell, summarise_cells
+from pbassess.grid.config import cells_from_config, load_grid
 from pbassess.grid.estimation_cells import EstimationCell, merge_estimation_cells
 from pbassess.grid.kinds import KINDS, CellKind, merge_cells, run_cell
 from pbassess.grid.runner import SCHEDULER_ENV, done_cells, open_client, run_grid

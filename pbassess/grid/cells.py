@@ -12,22 +12,97 @@ from __future__ import annotations
 import functools
 import json
 import time
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 import xarray as xr
 
-from pbassess.grid.config import Cell
+from pbassess.constants import DEFAULT_BINS, DEFAULT_PSEUDOCOUNT
+from pbassess.grid.tables import expand_table, positive_int, settings_hash
 
-__all__ = ["FRACTION_GRID", "active_rows", "run_active_cell", "summarise_cells"]
+__all__ = ["FRACTION_GRID", "Cell", "active_cells", "active_rows", "load_dataset", "run_active_cell",
+           "summarise_cells"]
 
 #: Pool fractions at which merged grids report each cell's run-averaged MRR curve.
 FRACTION_GRID: np.ndarray = np.linspace(0.0, 1.0, 101)
 
 
+_LIST_KEYS = {"datasets": "dataset", "targets": "target", "top_m": "top_m", "strategies": "strategy",
+              "priors": "prior", "seeds": "seed"}
+_SCALAR_KEYS = {"runs": int, "log_every": int, "pseudocount": float, "budget": int, "bins": int,
+                "batch_size": int}
+_ACTIVE_DEFAULTS = {"targets": ["least-accurate"], "top_m": [1], "priors": ["uniform"], "seeds": [0]}
+
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One independent unit of a grid of kind ``active``: one strategy and prior on one data set.
+
+    Examples
+    --------
+    >>> c = Cell(dataset="digits-logreg", target="least-accurate", strategy="ts", prior="uniform")
+    >>> c.key
+    'active__digits-logreg__least-accurate__m1__ts__uniform__s0__9c000100'
+    """
+
+    dataset: str
+    target: str
+    strategy: str
+    prior: str
+    kind: str = "active"
+    top_m: int = 1
+    seed: int = 0
+    runs: int = 100
+    log_every: int = 100
+    pseudocount: float = DEFAULT_PSEUDOCOUNT
+    budget: int | None = None
+    bins: int = DEFAULT_BINS
+    batch_size: int = 1
+    extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def key(self) -> str:
+        """A file-name-safe identifier: the cell's factors joined by ``__`` and a hash of every setting
+        (so a resumed grid recomputes a cell whose runs, budget, pseudocount, ... changed)."""
+        parts = (self.kind, self.dataset, self.target, f"m{self.top_m}", self.strategy, self.prior, f"s{self.seed}",
+                 settings_hash(self.settings()))
+        return "__".join(str(p).replace("/", "_").replace(" ", "_") for p in parts)
+
+    def settings(self) -> dict[str, Any]:
+        """The cell as a JSON-able dict (stored beside its result)."""
+        return {k: v for k, v in asdict(self).items() if k != "extra"}
+
+
+def active_cells(table: dict[str, Any], index: int) -> list[Cell]:
+    """The active-assessment cells of one ``[[experiment]]`` table (see :mod:`pbassess.grid.config`).
+
+    Examples
+    --------
+    >>> cells = active_cells({"datasets": "digits-logreg", "strategies": ["ts", "random-item"], "runs": 5}, 1)
+    >>> [(c.strategy, c.runs) for c in cells]
+    [('ts', 5), ('random-item', 5)]
+    """
+    cells = []
+    for settings in expand_table(table, index, _LIST_KEYS, _SCALAR_KEYS, _ACTIVE_DEFAULTS, ("datasets", "strategies")):
+        settings["top_m"] = positive_int(settings["top_m"], "top_m", index)
+        settings["seed"] = positive_int(settings["seed"], "seeds", index, allow_zero=True)
+        cells.append(Cell(**{k: (str(v) if k in ("dataset", "target", "strategy", "prior") else v)
+                             for k, v in settings.items()}))
+    return cells
+
+
+
 @functools.lru_cache(maxsize=8)
-def _pool(dataset: str):
-    """The cell's prediction set: a registered name or a file path (cached per process)."""
+def load_dataset(dataset: str):
+    """The cell's prediction set: a registered name or a file path (cached per process).
+
+    Examples
+    --------
+    >>> load_dataset("digits-logreg").n_classes
+    10
+    """
     from pathlib import Path
 
     from pbassess.data import load_data, read_predictions
@@ -60,7 +135,6 @@ def run_active_cell(cell: Cell) -> xr.Dataset:
 
     Examples
     --------
-    >>> from pbassess.grid.config import Cell
     >>> ds = run_active_cell(Cell(dataset="digits-logreg", target="least-accurate", strategy="ts",
     ...                    prior="uniform", runs=3, log_every=100))
     >>> dict(ds["mrr"].sizes)
@@ -70,7 +144,7 @@ def run_active_cell(cell: Cell) -> xr.Dataset:
     from pbassess.active.strategies import StrategyOptions
 
     start = time.perf_counter()
-    pred = _pool(cell.dataset)
+    pred = load_dataset(cell.dataset)
     result = simulate(pred, cell.target, [cell.strategy], [cell.prior], pseudocount=cell.pseudocount,
                       top_m=cell.top_m, runs=cell.runs, log_every=cell.log_every, budget=cell.budget,
                       seed=cell.seed, bins=cell.bins, options=StrategyOptions(batch_size=cell.batch_size))
@@ -105,7 +179,6 @@ def summarise_cells(results: dict[str, xr.Dataset], threshold: float = 0.99) -> 
 
     Examples
     --------
-    >>> from pbassess.grid.config import Cell
     >>> c = Cell(dataset="digits-logreg", target="least-accurate", strategy="ts", prior="uniform", runs=2)
     >>> s = summarise_cells({c.key: run_active_cell(c)})
     >>> s.sizes["cell"], str(s["strategy"].values[0])
@@ -153,7 +226,6 @@ def active_rows(merged: xr.Dataset) -> list[dict[str, Any]]:
 
     Examples
     --------
-    >>> from pbassess.grid.config import Cell
     >>> c = Cell(dataset="digits-logreg", target="least-accurate", strategy="ts", prior="uniform", runs=2)
     >>> row = active_rows(summarise_cells({c.key: run_active_cell(c)}))[0]
     >>> row["strategy"], row["final_mrr"]

@@ -28,7 +28,7 @@ import numpy as np
 import xarray as xr
 
 from pbassess.estimation.experiment import METHODS, PoolSpec, check_methods, interval_summary
-from pbassess.grid.config import _positive_int, expand_table, settings_hash
+from pbassess.grid.tables import expand_table, positive_int, settings_hash
 
 __all__ = ["EstimationCell", "estimation_cells", "estimation_rows", "merge_estimation_cells", "run_estimation_cell"]
 
@@ -93,10 +93,10 @@ def estimation_cells(table: dict[str, Any], index: int) -> list[EstimationCell]:
     cells = []
     for s in expand_table(table, index, _LIST_KEYS, _SCALAR_KEYS, _DEFAULTS, ("datasets", "labels")):
         cells.append(EstimationCell(
-            dataset=str(s["dataset"]), labels=_positive_int(s["labels"], "labels", index),
+            dataset=str(s["dataset"]), labels=positive_int(s["labels"], "labels", index),
             model=s.get("model") or None, subset=str(s["subset"]) or None,
-            methods=check_methods(s.get("methods", METHODS)), runs=_positive_int(s.get("runs", 100), "runs", index),
-            seed=_positive_int(s["seed"], "seeds", index, allow_zero=True)))
+            methods=check_methods(s.get("methods", METHODS)), runs=positive_int(s.get("runs", 100), "runs", index),
+            seed=positive_int(s["seed"], "seeds", index, allow_zero=True)))
     return cells
 
 

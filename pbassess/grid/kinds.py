@@ -1,6 +1,6 @@
 """The registry of cell kinds: how a kind's TOML table becomes cells, how a cell runs, how cells merge.
 
-* ``active`` (the default): :class:`pbassess.grid.config.Cell`, merged by
+* ``active`` (the default): :class:`pbassess.grid.cells.Cell`, merged by
   :func:`pbassess.grid.cells.summarise_cells`;
 * ``estimation``: :class:`pbassess.grid.estimation_cells.EstimationCell`, merged by
   :func:`pbassess.grid.estimation_cells.merge_estimation_cells`;
@@ -22,8 +22,7 @@ from typing import Any
 import xarray as xr
 
 from pbassess.errors import ConfigError
-from pbassess.grid.cells import active_rows, run_active_cell, summarise_cells
-from pbassess.grid.config import active_cells
+from pbassess.grid.cells import active_cells, active_rows, run_active_cell, summarise_cells
 from pbassess.grid.estimation_cells import (
     estimation_cells,
     estimation_cost,
@@ -92,7 +91,7 @@ def kind_of(cell: Any) -> CellKind:
 
     Examples
     --------
-    >>> from pbassess.grid.config import Cell
+    >>> from pbassess.grid.cells import Cell
     >>> kind_of(Cell(dataset="d", target="least-accurate", strategy="ts", prior="uniform")) is KINDS["active"]
     True
     """

@@ -35,8 +35,7 @@ import numpy as np
 import xarray as xr
 
 from pbassess.errors import ConfigError
-from pbassess.grid.config import _positive_int, expand_table
-from pbassess.grid.estimation_cells import settings_hash
+from pbassess.grid.tables import expand_table, positive_int, settings_hash
 
 __all__ = ["SYNTHETIC", "SurfaceCell", "merge_surface_cells", "parse_estimator", "run_surface_cell", "surface_cells",
            "surface_rows"]
@@ -136,8 +135,8 @@ def surface_cells(table: dict[str, Any], index: int) -> list[SurfaceCell]:
         parse_estimator(str(s["estimator"]))
         cells.append(SurfaceCell(
             dataset=str(s["dataset"]), attributes=s["attributes"], estimator=str(s["estimator"]),
-            budget=_positive_int(s["budget"], "budgets", index), seed=_positive_int(s["seed"], "seeds", index, True),
-            **{k: _positive_int(s[k], k, index) for k in ("draws", "tune", "chains") if k in s},
+            budget=positive_int(s["budget"], "budgets", index), seed=positive_int(s["seed"], "seeds", index, True),
+            **{k: positive_int(s[k], k, index) for k in ("draws", "tune", "chains") if k in s},
             **({"min_support": s["min_support"]} if "min_support" in s else {})))
     return cells
 
@@ -156,9 +155,9 @@ def _pool(dataset: str):
         except ValueError:
             raise ConfigError(f"data set {dataset!r}: expected {SYNTHETIC}:N:K:SEED with integers") from None
         return synthetic_surface(n_items, n_attributes, seed=seed).preds
-    from pbassess.grid.cells import _pool as active_pool
+    from pbassess.grid.cells import load_dataset
 
-    return active_pool(dataset)
+    return load_dataset(dataset)
 
 
 @functools.lru_cache(maxsize=4)

@@ -3,7 +3,7 @@
 * :func:`plot_comparison`: the metric per group with its HDI, and each pairwise difference
   with its HDI against the region of practical equivalence.
 * :func:`plot_fairness`: for every classifier of a fairness data set, the metric per group and
-  the group difference with credible intervals (from :func:`pbassess.assess.compare.fairness_comparisons`).
+  the group difference with credible intervals (from :func:`pbassess.assess.fairness.fairness_comparisons`).
 * :func:`plot_labeling_curves`: how often the ROPE decision matches the full-data one as labels
   are acquired at random or actively.
 """

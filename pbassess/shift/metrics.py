@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from pbassess.constants import DEFAULT_BINS
+from pbassess.counting import cell_counts
 from pbassess.errors import DataError
 
 __all__ = [
@@ -178,9 +179,9 @@ def brier_decomposition(probs: Any, labels: Any) -> dict[str, float]:
     onehot = np.zeros_like(p)
     onehot[np.arange(n), y] = 1.0
     cell = p.argmax(axis=1)
-    counts = np.bincount(cell, minlength=k).astype(float)
-    label_sums = np.zeros((k, k))
-    np.add.at(label_sums, cell, onehot)
+    counts = cell_counts(cell, k).astype(float)
+    # label_sums[c, j]: items of cell c with label j (one batch row per label, transposed back)
+    label_sums = cell_counts(np.broadcast_to(cell, (k, n)), k, onehot.T).T
     q = label_sums / np.maximum(counts, 1.0)[:, None]  # label distribution per cell
     weight = counts / n
     pbar = onehot.mean(axis=0)

@@ -126,9 +126,11 @@ def mean_probs_by_predicted(predicted: Any, probs: Any, n_classes: int) -> np.nd
     q = np.asarray(probs, dtype=float)
     if q.shape != (p.size, n_classes):
         raise ConfigError(f"probs has shape {q.shape}, expected ({p.size}, {n_classes})")
-    sums = np.zeros((n_classes, n_classes))
-    np.add.at(sums, p, q)
-    n = np.bincount(p, minlength=n_classes).astype(float)
+    from pbassess.counting.core import cell_counts
+
+    # one row of sums per class column: cell_counts batches over the leading dim
+    sums = cell_counts(np.broadcast_to(p, (n_classes, p.size)), n_classes, weights=q.T).T
+    n = cell_counts(p, n_classes).astype(float)
     with np.errstate(invalid="ignore", divide="ignore"):
         return sums / n[:, None]
 
@@ -296,6 +298,8 @@ def cost_groups(alpha: Any, cost_matrix: Any) -> tuple[np.ndarray, np.ndarray, n
     >>> a.tolist(), c.tolist(), g.tolist()
     ([[1.0, 5.0]], [[0.0, 1.0]], [2])
     """
+    from pbassess.counting.core import cell_counts
+
     al = np.asarray(alpha, dtype=float)
     cost = np.asarray(cost_matrix, dtype=float)
     k = al.shape[0]
@@ -304,9 +308,9 @@ def cost_groups(alpha: Any, cost_matrix: Any) -> tuple[np.ndarray, np.ndarray, n
     width = int(n_groups.max())
     group_alpha = np.zeros((k, width))
     group_cost = np.zeros((k, width))
+    idx = np.stack([np.searchsorted(vals, cost[row]) for row, vals in enumerate(values)])
+    group_alpha[:] = cell_counts(idx, width, weights=al)
     for row, vals in enumerate(values):
-        idx = np.searchsorted(vals, cost[row])
-        group_alpha[row, : vals.size] = np.bincount(idx, weights=al[row], minlength=vals.size)
         group_cost[row, : vals.size] = vals
     return group_alpha, group_cost, n_groups
 

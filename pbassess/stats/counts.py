@@ -1,7 +1,9 @@
 """Sufficient statistics: per-class, per-region and per-bin counts, and confusion counts.
 
 Plain NumPy functions; every assessment reduces its labeled items to these counts, so the
-cost of the posterior never grows with the number of items.
+cost of the posterior never grows with the number of items. They check their arguments and
+count with the NumPy counting core (:func:`pbassess.counting.cell_counts`, bins by
+:func:`pbassess.counting.assign_bins`).
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from pbassess.counting.bins import assign_bins
+from pbassess.counting.core import cell_codes, cell_counts
 from pbassess.errors import ConfigError
 
 __all__ = ["bin_edges", "bin_index", "binned_counts", "confusion_counts", "region_counts"]
@@ -43,9 +47,7 @@ def region_counts(region: Any, correct: Any, n_regions: int, weights: Any = None
         raise ConfigError(f"region and correct have different lengths ({r.size} and {c.size})")
     if r.size and (r.min() < 0 or r.max() >= n_regions):
         raise ConfigError(f"region indices must lie in 0..{n_regions - 1}")
-    n = np.bincount(r, minlength=n_regions)
-    k = np.bincount(r, weights=c, minlength=n_regions).astype(np.int64)
-    return n, k
+    return cell_counts(r, n_regions), cell_counts(r, n_regions, c)
 
 
 def bin_edges(scores: Any = None, bins: int | Any = 10, strategy: str = "uniform") -> np.ndarray:
@@ -101,9 +103,7 @@ def bin_index(scores: Any, edges: Any) -> np.ndarray:
     >>> bin_index([0.0, 0.25, 0.99, 1.0], [0.0, 0.5, 1.0]).tolist()
     [0, 0, 1, 1]
     """
-    e = np.asarray(edges, dtype=float)
-    s = np.asarray(scores, dtype=float)
-    return np.clip(np.searchsorted(e, s, side="right") - 1, 0, e.size - 2)
+    return assign_bins(scores, edges)
 
 
 def binned_counts(scores: Any, correct: Any, edges: Any) -> dict[str, np.ndarray]:
@@ -123,7 +123,7 @@ def binned_counts(scores: Any, correct: Any, edges: Any) -> dict[str, np.ndarray
     idx = bin_index(s, edges)
     n_bins = np.asarray(edges).size - 1
     n, k = region_counts(idx, correct, n_bins)
-    return {"n": n, "correct": k, "score_sum": np.bincount(idx, weights=s, minlength=n_bins)}
+    return {"n": n, "correct": k, "score_sum": cell_counts(idx, n_bins, s)}
 
 
 def confusion_counts(predicted: Any, labels: Any, n_classes: int) -> np.ndarray:
@@ -140,4 +140,4 @@ def confusion_counts(predicted: Any, labels: Any, n_classes: int) -> np.ndarray:
         raise ConfigError(f"predicted and labels have different lengths ({p.size} and {y.size})")
     if y.size and (y.min() < 0 or y.max() >= n_classes or p.min() < 0 or p.max() >= n_classes):
         raise ConfigError(f"class indices must lie in 0..{n_classes - 1}")
-    return np.bincount(p * n_classes + y, minlength=n_classes * n_classes).reshape(n_classes, n_classes)
+    return cell_counts(cell_codes([p, y], [n_classes, n_classes]), n_classes * n_classes).reshape(n_classes, n_classes)

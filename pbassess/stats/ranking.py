@@ -6,6 +6,8 @@ from typing import Any
 
 import numpy as np
 
+from pbassess.counting.core import cell_counts
+
 __all__ = ["prob_extreme", "prob_in_extreme_m", "rank_draws"]
 
 
@@ -56,7 +58,7 @@ def prob_extreme(draws: Any, *, lowest: bool = True, valid: Any = None) -> np.nd
             return np.zeros(d.shape[1])
         d[:, ~ok] = np.inf if lowest else -np.inf
     winner = d.argmin(axis=1) if lowest else d.argmax(axis=1)
-    return np.bincount(winner, minlength=d.shape[1]) / d.shape[0]
+    return cell_counts(winner, d.shape[1]) / d.shape[0]
 
 
 def prob_in_extreme_m(draws: Any, m: int, *, lowest: bool = True, valid: Any = None) -> np.ndarray:

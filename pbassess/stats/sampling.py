@@ -13,36 +13,9 @@ from typing import Any
 import numpy as np
 
 from pbassess.errors import ConfigError
+from pbassess.seeds import as_generator  # re-exported: the seed handler lives below every layer
 
 __all__ = ["as_generator", "beta_draws", "dirichlet_draws"]
-
-
-def as_generator(seed: Any = None) -> np.random.Generator:
-    """A :class:`numpy.random.Generator` from a seed, a Generator, or None (fresh entropy).
-
-    A seed is ``None`` (fresh entropy), a non-negative integer, a
-    :class:`numpy.random.Generator`, :class:`~numpy.random.SeedSequence` or bit generator;
-    anything else (``-1``, ``"abc"``, ``1.5``, ``True``) raises one
-    :class:`~pbassess.errors.ConfigError` line.
-
-    Examples
-    --------
-    >>> int(as_generator(3).integers(10)) == int(as_generator(3).integers(10))
-    True
-    >>> as_generator(-1)
-    Traceback (most recent call last):
-    ...
-    pbassess.errors.ConfigError: seed must be a non-negative integer or a numpy.random.Generator, got -1
-    """
-    if isinstance(seed, np.random.Generator):
-        return seed
-    if isinstance(seed, np.random.RandomState):
-        raise ConfigError("pass a seed or numpy.random.Generator, not a legacy RandomState")
-    if seed is None or isinstance(seed, (np.random.SeedSequence, np.random.BitGenerator)):
-        return np.random.default_rng(seed)
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ConfigError(f"seed must be a non-negative integer or a numpy.random.Generator, got {seed!r}")
-    return np.random.default_rng(int(seed))
 
 
 @lru_cache(maxsize=1)

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from pbassess.counting import cell_counts
 from pbassess.errors import ConfigError, DataError
 
 __all__ = ["ArmCounts", "count_arms"]
@@ -203,8 +204,8 @@ def count_arms(preds: Any, attributes: Sequence[str], *, arm_probs: Any = None, 
         arm_values, item_arm = np.unique(values, axis=0, return_inverse=True)
     item_arm = item_arm.ravel()
     a = arm_values.shape[0]
-    pool_n = np.bincount(item_arm, minlength=a).astype(float)
-    n = np.bincount(item_arm, weights=labeled.astype(float), minlength=a)
-    corr = np.bincount(item_arm, weights=correct.astype(float), minlength=a)
-    mean_conf = np.bincount(item_arm, weights=conf, minlength=a) / pool_n
+    pool_n = cell_counts(item_arm, a).astype(float)
+    n = cell_counts(item_arm, a, labeled.astype(float))
+    corr = cell_counts(item_arm, a, correct.astype(float))
+    mean_conf = cell_counts(item_arm, a, np.asarray(conf, dtype=float)) / pool_n
     return ArmCounts(attributes, arm_values, n, corr, pool_n, mean_conf, item_arm, tuple(continuous))

@@ -34,6 +34,7 @@ import numpy as np
 import xarray as xr
 
 from pbassess.constants import CI_PROB
+from pbassess.counting import cell_counts
 from pbassess.errors import ConfigError, DataError
 from pbassess.stats.sampling import as_generator
 from pbassess.surface.arms import count_arms
@@ -169,8 +170,8 @@ def _one_run(pool: Any, attributes: Sequence[str], truth: np.ndarray, support: n
         refitter.reset()
     while True:
         shown = ~hidden
-        n = np.bincount(item_arm[shown], minlength=full.n_arms).astype(float)
-        c = np.bincount(item_arm[shown], weights=correct[shown], minlength=full.n_arms)
+        n = cell_counts(item_arm[shown], full.n_arms).astype(float)
+        c = cell_counts(item_arm[shown], full.n_arms, correct[shown]).astype(float)
         if n.sum() == 0:  # nothing labeled yet: reveal a random batch first
             cand = np.flatnonzero(hidden)
             hidden[rng.choice(cand, size=min(batch_size, budget, cand.size), replace=False)] = False
@@ -190,7 +191,7 @@ def _one_run(pool: Any, attributes: Sequence[str], truth: np.ndarray, support: n
         if shown.sum() >= budget or not hidden.any():
             return sizes, curves
         rounds += 1
-        available = np.bincount(item_arm[hidden], minlength=full.n_arms) > 0
+        available = cell_counts(item_arm[hidden], full.n_arms) > 0
         want = min(batch_size, budget - int(shown.sum()))
         if strategy == "random":
             cand = np.flatnonzero(hidden)
@@ -200,7 +201,7 @@ def _one_run(pool: Any, attributes: Sequence[str], truth: np.ndarray, support: n
             while done < want and available.any():
                 arms = choose_arms(result, available, want - done, strategy, round_index=rounds, seed=rng)
                 done += len(_reveal(arms, item_arm, hidden, rng))
-                available = np.bincount(item_arm[hidden], minlength=full.n_arms) > 0
+                available = cell_counts(item_arm[hidden], full.n_arms) > 0
 
 
 def _refitter(full: Any, estimator: str, fit_kwargs: Mapping[str, Any], warm_start: bool | str, seeds: Sequence[int]):

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from pbassess.counting import cell_counts
 from pbassess.errors import ConfigError, DataError
 from pbassess.surface.arms import ArmCounts
 
@@ -206,7 +207,7 @@ def compare_calibrations(syn: Any, *, gold_size: int = 400, n_labels: int = 2000
     rest = np.setdiff1d(np.arange(n_items), gold)
     heldout = rest[: min(rest.size, 5000)]
     arm_index = syn.attribute_truth @ (1 << np.arange(k)[::-1])
-    support = np.bincount(arm_index, minlength=syn.arm_values.shape[0]).astype(float)
+    support = cell_counts(arm_index, syn.arm_values.shape[0]).astype(float)
     kept = hide_labels(syn.preds, n_labels, seed=rng)
     out = {}
     for kind in CALIBRATIONS:
