@@ -213,9 +213,10 @@ def test_mcmc_engine_plumbing(toy, sample_kwargs, monkeypatch):
     assert res.posterior["accuracy"].dims == ("chain", "draw", "class")
     assert res.posterior["accuracy"].shape == (2, 200, 3)
     assert {"max_rhat", "min_ess_bulk", "min_ess_tail", "divergences", "ok"} <= set(res.diagnostics)
-    assert "accuracy_asinh_logit" not in res.idata["posterior"]
-    # Class 'c' has no labeled item: it is no observation, so the pointwise log-likelihood has 2 cells.
-    assert res.idata["log_likelihood"]["correct"].shape == (2, 200, 2)
+    assert "accuracy_asinh_logit" in res.idata["posterior"]  # the free variable stays beside it (pm.compute_log_prior)
+    # One log-likelihood value per labeled item (class 'c' has none, so none of its items appear).
+    assert res.idata["log_likelihood"]["correct"].dims == ("chain", "draw", "item")
+    assert res.idata["log_likelihood"]["correct"].shape == (2, 200, int(res.counts["n"].sum()))
     assert res.to_json()["engine"] == "mcmc" and res.to_json()["inference"] == "nuts"
 
 

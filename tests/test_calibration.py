@@ -250,7 +250,8 @@ def test_mcmc_engine_plumbing(toy, sample_kwargs, monkeypatch):
     monkeypatch.setattr(pymc, "sample", mock_pymc_sample)
     res = assess_calibration(toy, bins=4, engine="mcmc", sample_kwargs=sample_kwargs, seed=0)
     assert res.engine == "mcmc" and res.inference == "nuts"
-    assert res.idata["log_likelihood"]["correct"].shape == (2, 200, 4)
+    # one log-likelihood value per labeled item of the reliability diagram
+    assert res.idata["log_likelihood"]["correct"].shape == (2, 200, int(res.counts["n_labeled"].sum()))
     assert res.posterior["ece"].dims == ("chain", "draw")
     assert res.posterior["accuracy"].shape == (2, 200, 4)
     assert res.posterior["classwise_ece"].shape == (2, 200, 2)

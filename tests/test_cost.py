@@ -296,7 +296,8 @@ def test_mcmc_engine_plumbing(small_preds, sample_kwargs, monkeypatch):
     assert res.posterior["expected_cost"].dims == ("chain", "draw", "predicted")
     assert res.posterior["expected_cost"].shape == (2, 200, 4)
     assert {"max_rhat", "min_ess_bulk", "min_ess_tail", "divergences", "ok"} <= set(res.diagnostics)
-    assert res.idata["log_likelihood"]["confusion"].shape == (2, 200, 4)
+    # one log-likelihood value per labeled item: the log probability of its true class given its prediction
+    assert res.idata["log_likelihood"]["true_class"].shape == (2, 200, int(res.counts["n"].sum()))
     np.testing.assert_allclose(res.confusion_probabilities().sum("true"), 1.0)
     assert res.to_json()["engine"] == "mcmc"
 
@@ -328,6 +329,13 @@ def test_conjugate_and_nuts_agree_on_svhn(svhn):
         for true in svhn.classes:
             se = mcse_by_label.get(f"{pred} -> {true}")
             if se is None:
+                continue
+            shape = float(exact.counts["prior_alpha"].sel(predicted=pred, true=true)
+                          + exact.counts["confusion"].sel(predicted=pred, true=true))
+            if shape < 1e-3:
+                # Posterior Gamma shape ~1e-7 (informed prior, no count): the cell's probability is ~0 in
+                # almost every draw and its mean (3e-7 for '4' -> '0') rests on draws too rare for 1,000 to
+                # contain, so the estimated MCSE (1e-9) is meaningless there; seed 2 of the fit layer hit one.
                 continue
             checked += 1
             diff = float(m_mcmc.sel(predicted=pred, true=true) - m_exact.sel(predicted=pred, true=true))

@@ -29,10 +29,13 @@ from pbassess.assess._common import (  # noqa: F401  (check_common, percent, ENG
     percent,
 )
 from pbassess.constants import CI_PROB, DEFAULT_DRAWS, DEFAULT_PSEUDOCOUNT
+from pbassess.counting.core import cell_totals
 from pbassess.errors import ConfigError, DataError
+from pbassess.inference import fit
+from pbassess.pymc_models.accuracy import BetaBernoulliSpec
 from pbassess.results._format import region_dim_names  # noqa: F401  (older imports)
 from pbassess.results.accuracy import AccuracyResult
-from pbassess.stats import beta_draws, beta_posterior, beta_prior
+from pbassess.stats import beta_prior
 
 __all__ = ["ENGINES", "AccuracyResult", "assess_accuracy"]
 
@@ -46,12 +49,11 @@ def _array_region_counts(preds: Any, by: Any) -> xr.Dataset:
     names, index = np.unique(np.array([str(v) for v in values]), return_inverse=True)
     size = names.size
     labeled = preds.labeled
-    conf = np.asarray(preds.confidence, dtype=float)
+    pool = cell_totals(index, size, {"score_sum_pool": np.asarray(preds.confidence, dtype=float)})
+    lab = cell_totals(np.where(labeled, index, -1), size, {"correct": preds.correct})
     return xr.Dataset(
-        {"n_pool": ("region", np.bincount(index, minlength=size)),
-         "score_sum_pool": ("region", np.bincount(index, weights=conf, minlength=size)),
-         "n": ("region", np.bincount(index[labeled], minlength=size)),
-         "correct": ("region", np.bincount(index[labeled], weights=preds.correct[labeled], minlength=size).round().astype(np.int64))},
+        {"n_pool": ("region", pool["n"]), "score_sum_pool": ("region", pool["score_sum_pool"]),
+         "n": ("region", lab["n"]), "correct": ("region", lab["correct"])},
         coords={"region": [str(v) for v in names]},
     )
 
@@ -106,6 +108,7 @@ def assess_accuracy(
     sample_kwargs: Mapping[str, Any] | None = None,
     draws: int = DEFAULT_DRAWS,
     engine: str | None = None,
+    labels: Any = None,
 ) -> AccuracyResult:
     """Posterior accuracy of each predicted class, true class, group or region.
 
@@ -147,6 +150,10 @@ def assess_accuracy(
         Options for ``pm.sample`` merged over the defaults (nuts only; see
         :func:`pbassess.inference.merge_sample_kwargs`).
 
+    labels : array_like, optional
+        True labels when ``preds`` is an array of probabilities or a frame without them
+        (passed to :func:`pbassess.as_predictions`).
+
     Returns
     -------
     AccuracyResult
@@ -172,7 +179,7 @@ def assess_accuracy(
     from pbassess.pymc_models.priors import is_pymc_prior
 
     inference, draws, ci_prob, sample_kwargs = check_options(inference, engine, draws, ci_prob, sample_kwargs)
-    preds = as_pool(preds)
+    preds = as_pool(preds) if labels is None else as_pool(preds, labels=labels)
     pc = check_pseudocount(pseudocount)
     user_prior = is_pymc_prior(prior)
     if user_prior and inference != "nuts":
@@ -197,41 +204,34 @@ def assess_accuracy(
          "prior_alpha": (dim, alpha), "prior_beta": (dim, beta), "valid": (dim, valid)},
         coords={dim: names},
     )
-    fit = _fit_conjugate(n, k, alpha, beta, dim, names, draws, seed) if inference == "conjugate" else \
-        _fit_nuts(n, k, alpha, beta, dim, names, seed, sample_kwargs, prior if user_prior else None)
+    spec = BetaBernoulliSpec(n, k, alpha, beta, dim=dim, coords=names, observations=_observations(preds, by, dim, names),
+                             user_prior=prior if user_prior else None)
+    fitted = fit(spec, inference=inference, draws=draws, seed=seed, sample_kwargs=sample_kwargs)
     prior_info = {"kind": "pymc" if user_prior else prior_kind, "pseudocount": pc}
     data_summary = {**preds.describe(), "n_labeled_in_regions": int(n.sum()), "n_regions": len(names)}
     options = {"by": by_name, "dim": dim, "noun": noun, "draws": draws if inference == "conjugate" else None,
                "user_prior": bool(user_prior)}
-    return AccuracyResult(fit["idata"]["posterior"].to_dataset()[["accuracy"]], counts, prior=prior_info,
-                          data_summary=data_summary, inference=inference, ci_prob=ci_prob, idata=fit["idata"],
-                          diagnostics=fit["diagnostics"], options=options, model=fit["model"])
+    return AccuracyResult(fitted.idata["posterior"].to_dataset()[["accuracy"]], counts, prior=prior_info,
+                          data_summary=data_summary, inference=inference, ci_prob=ci_prob, idata=fitted.idata,
+                          diagnostics=fitted.diagnostics, options=options, model=fitted._model)
 
 
-def _fit_conjugate(n, k, alpha, beta, dim, names, draws, seed) -> dict[str, Any]:
-    """Exact Beta draws, the observed counts and their pointwise log-likelihood as a DataTree."""
-    from pbassess.inference import binomial_loglik, conjugate_datatree, posterior_dataset
-    from pbassess.inference.trees import keep_observed_cells
+def _observations(preds: Any, by: Any, dim: str, names: list[str]):
+    """Each labeled item's region (index into ``names``) and correctness, or None for a lazy pool."""
+    from pbassess.inference import Observations
 
-    post_a, post_b = beta_posterior(k, n, alpha, beta)
-    theta = beta_draws(post_a, post_b, int(draws), seed)
-    coords = {dim: names}
-    tree = conjugate_datatree(
-        posterior_dataset({"accuracy": ((dim,), theta)}, coords),
-        observed_data=xr.Dataset({"correct": (dim, k)}, coords=coords),
-        log_likelihood=posterior_dataset({"correct": ((dim,), binomial_loglik(n, k, theta))}, coords),
-    )
-    tree["constant_data"] = xr.Dataset({"n": (dim, n)}, coords=coords)
-    return {"idata": keep_observed_cells(tree, dim, n), "diagnostics": None, "model": None}
-
-
-def _fit_nuts(n, k, alpha, beta, dim, names, seed, sample_kwargs, user_prior) -> dict[str, Any]:
-    """NUTS on the Beta-binomial model (or the user's prior) with the pointwise log-likelihood."""
-    from pbassess.inference import diagnostics, sample_model
-    from pbassess.inference.trees import keep_observed_cells
-    from pbassess.pymc_models.accuracy import beta_binomial_model
-
-    model = beta_binomial_model(n, k, alpha, beta, dim=dim, coords=names, user_prior=user_prior)
-    idata = keep_observed_cells(sample_model(model, seed=seed, sample_kwargs=sample_kwargs, log_likelihood=["correct"]),
-                                dim, n)
-    return {"idata": idata, "diagnostics": diagnostics(idata, var_names=["accuracy"]), "model": model}
+    if getattr(preds, "is_lazy", False):
+        return None  # the per-item arrays stay on disk; the log-likelihood is then per region
+    labeled = preds.labeled
+    if isinstance(by, str) and by in ("predicted", "true"):
+        cell = np.where(labeled, preds.predicted if by == "predicted" else preds.labels, -1)
+    else:
+        values = preds.group(by) if isinstance(by, str) else np.asarray(by, dtype=object).ravel()
+        index = {name: i for i, name in enumerate(names)}
+        cell = np.array([index.get(str(v), -1) for v in values], dtype=np.int64)
+        cell[~labeled] = -1
+    try:
+        ids = preds.item_ids
+    except KeyError:
+        ids = None
+    return Observations.of(cell, preds.correct, ids)

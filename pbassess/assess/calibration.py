@@ -35,15 +35,12 @@ from pbassess.assess._common import (
 )
 from pbassess.constants import CI_PROB, DEFAULT_BINS, DEFAULT_DRAWS, DEFAULT_PSEUDOCOUNT
 from pbassess.errors import ConfigError
-from pbassess.inference import check_count, check_memory
+from pbassess.inference import check_count, check_memory, fit
+from pbassess.pymc_models.calibration import CalibrationSpec
 from pbassess.results.calibration import CalibrationResult
 from pbassess.stats import (
-    as_generator,
-    beta_draws,
-    beta_posterior,
     beta_prior,
     bin_edges,
-    ece_from_draws,
     frequentist_ece,
 )
 
@@ -150,6 +147,7 @@ def assess_calibration(
     classwise: bool = True,
     engine: str | None = None,
     prior: str = "diagonal",
+    labels: Any = None,
 ) -> CalibrationResult:
     """Bayesian reliability diagram, posterior ECE, and classwise ECE and bias.
 
@@ -183,6 +181,10 @@ def assess_calibration(
     prior : {"diagonal"}
         The Beta prior of every bin centred on the diagonal (the only calibration prior).
 
+    labels : array_like, optional
+        True labels when ``preds`` is an array of probabilities or a frame without them
+        (passed to :func:`pbassess.as_predictions`).
+
     Returns
     -------
     CalibrationResult
@@ -205,7 +207,7 @@ def assess_calibration(
     inference, draws, ci_prob, sample_kwargs = check_options(inference, engine, draws, ci_prob, sample_kwargs)
     if prior not in ("diagonal", "uniform"):
         raise ConfigError(f"calibration uses its per-bin prior centred on the diagonal, got prior={prior!r}")
-    preds = as_pool(preds)
+    preds = as_pool(preds) if labels is None else as_pool(preds, labels=labels)
     pc = check_pseudocount(pseudocount)
     edges = _edges(preds, bins, binning)
     n_bins, n_classes = edges.size - 1, preds.n_classes if classwise else 0
@@ -214,15 +216,20 @@ def assess_calibration(
     c = _calibration_counts(preds, edges, pc, bool(classwise))
     classes = list(preds.classes)
     counts = _counts_dataset(c, classes if classwise else None)
-    fit = (_fit_conjugate(c, classes, draws, seed, bool(classwise)) if inference == "conjugate"
-           else _fit_nuts(c, classes, seed, sample_kwargs, bool(classwise)))
+    spec = CalibrationSpec(c, classes if classwise else None, observations=_observations(preds, edges))
+    # every posterior and prior variable is kept (values, sampling coordinate, log prior): ~5 copies a cell
+    cells = n_bins + (spec.occupied.size + 3 * n_classes if classwise else 0)
+    check_draw_memory(total, cells, f"calibration with {n_bins:,} bins" + (
+        f" and {spec.occupied.size:,} occupied class x bin cells (classwise)" if classwise else ""),
+        "use fewer draws (--draws), fewer bins or classwise=False", copies=5)
+    fitted = fit(spec, inference=inference, draws=draws, seed=seed, sample_kwargs=sample_kwargs)
     keep = ["accuracy", "ece"] + (["classwise_ece", "class_accuracy", "bias"] if classwise else [])
     options = {"bins": n_bins, "binning": binning if np.ndim(bins) == 0 else "edges", "classwise": bool(classwise),
                "draws": draws if inference == "conjugate" else None}
     result = CalibrationResult(
-        fit["idata"]["posterior"].to_dataset()[keep], counts, prior={"kind": "diagonal", "pseudocount": pc},
-        data_summary=preds.describe(), inference=inference, ci_prob=ci_prob, idata=fit["idata"],
-        diagnostics=fit["diagnostics"], options=options, model=fit["model"],
+        fitted.idata["posterior"].to_dataset()[keep], counts, prior={"kind": "diagonal", "pseudocount": pc},
+        data_summary=preds.describe(), inference=inference, ci_prob=ci_prob, idata=fitted.idata,
+        diagnostics=fitted.diagnostics, options=options, model=fitted._model,
     )
     if not getattr(preds, "is_lazy", False):  # item-level metrics of the JSON (smooth ECE, ...) need the labeled items
         lab = preds.labeled
@@ -268,73 +275,19 @@ def _counts_dataset(c: dict[str, np.ndarray], classes: list[str] | None) -> xr.D
     return xr.Dataset(variables, coords=coords)
 
 
-def _classwise_ece_draws(c: dict[str, np.ndarray], draws: int, rng: np.random.Generator) -> np.ndarray:
-    """Classwise ECE draws (draws, K), drawing only the cells with pool items, in bounded chunks.
+def _observations(preds: Any, edges: np.ndarray):
+    """Each labeled item's confidence bin and correctness, or None for a lazy pool."""
+    from pbassess.counting import assign_bins
+    from pbassess.inference import Observations
 
-    A class x bin cell without pool items has weight 0 in its class's ECE, so its accuracy draw
-    never matters: only the (at most N) occupied cells are drawn, which keeps 10^4 classes cheap.
-    """
-    from scipy import sparse
-
-    ca, cb = beta_posterior(c["class_bin_correct"], c["class_bin_n"], c["class_bin_alpha"], c["class_bin_beta"])
-    n_classes, n_bins = ca.shape
-    weight = c["class_bin_weight"].ravel()
-    occupied = np.flatnonzero(weight > 0)
-    member = sparse.csr_matrix((weight[occupied], (np.arange(occupied.size), occupied // n_bins)),
-                               shape=(occupied.size, n_classes))
-    score = c["class_bin_score"].ravel()[occupied]
-    out = np.zeros((draws, n_classes))
-    chunk = max(1, min(draws, CHUNK_FLOATS // max(occupied.size, 1)))
-    for start in range(0, draws, chunk):
-        size = min(chunk, draws - start)
-        cells = beta_draws(ca.ravel()[occupied], cb.ravel()[occupied], size, rng)
-        out[start:start + size] = np.asarray(np.abs(cells - score) @ member)
-    return out
-
-
-def _fit_conjugate(c: dict[str, np.ndarray], classes: list[str], draws: int, seed: Any, classwise: bool) -> dict:
-    """Exact Beta draws per bin (and per class), the ECE draws and the pointwise log-likelihood per bin."""
-    from pbassess.inference import binomial_loglik, conjugate_datatree, posterior_dataset
-    from pbassess.inference.trees import keep_observed_cells
-
-    rng = as_generator(seed)
-    a, b = beta_posterior(c["correct"], c["n_labeled"], c["prior_alpha"], c["prior_beta"])
-    theta = beta_draws(a, b, int(draws), rng)
-    data: dict[str, Any] = {"accuracy": (("bin",), theta),
-                            "ece": ((), ece_from_draws(theta, c["bin_weight"], c["bin_score"]))}
-    if classwise:
-        class_ece = _classwise_ece_draws(c, int(draws), rng)
-        ka, kb = beta_posterior(c["class_correct"], c["class_n"], c["class_alpha"], c["class_beta"])
-        class_acc = beta_draws(ka, kb, int(draws), rng)
-        data.update({"classwise_ece": (("class",), class_ece), "class_accuracy": (("class",), class_acc),
-                     "bias": (("class",), c["class_score"] - class_acc)})
-    coords = {"bin": np.arange(theta.shape[1]), "class": classes}
-    loglik = binomial_loglik(c["n_labeled"], c["correct"], theta)
-    tree = conjugate_datatree(
-        posterior_dataset(data, coords),
-        observed_data=xr.Dataset({"correct": ("bin", c["correct"])}, coords={"bin": coords["bin"]}),
-        log_likelihood=posterior_dataset({"correct": (("bin",), loglik)}, coords),
-    )
-    tree["constant_data"] = xr.Dataset({"n": ("bin", c["n_labeled"])}, coords={"bin": coords["bin"]})
-    return {"idata": keep_observed_cells(tree, "bin", c["n_labeled"]), "diagnostics": None, "model": None}
-
-
-def _fit_nuts(c: dict[str, np.ndarray], classes: list[str], seed: Any, sample_kwargs: dict, classwise: bool) -> dict:
-    """NUTS on the reliability model; diagnostics on the reported quantities."""
-    from pbassess.inference import diagnostics, sample_model
-    from pbassess.inference.trees import keep_observed_cells
-    from pbassess.pymc_models.calibration import CLASSWISE_KEYS, reliability_model
-
-    block = {key: c[key] for key in CLASSWISE_KEYS} if classwise else None
-    n_bins = c["edges"].size - 1
-    model = reliability_model(c["n_labeled"], c["correct"], c["prior_alpha"], c["prior_beta"], c["bin_weight"],
-                              c["bin_score"], classwise=block, bin_coords=np.arange(n_bins),
-                              class_coords=classes if classwise else None)
-    idata = sample_model(model, seed=seed, sample_kwargs=sample_kwargs, log_likelihood=["correct"])
-    idata = keep_observed_cells(idata, "bin", c["n_labeled"])
-    keep = ["accuracy", "ece"] + (["classwise_ece", "class_accuracy", "bias"] if classwise else [])
-    # Cells without pool items have weight 0 in every ECE and are prior-only: only reported quantities are diagnosed.
-    return {"idata": idata, "diagnostics": diagnostics(idata, var_names=keep), "model": model}
+    if getattr(preds, "is_lazy", False):
+        return None
+    labeled = preds.labeled
+    try:
+        ids = preds.item_ids
+    except KeyError:
+        ids = None
+    return Observations.of(np.where(labeled, assign_bins(preds.confidence, edges), -1), preds.correct, ids)
 
 
 # Further calibration statistics in the JSON: see CalibrationResult._extra_json (pbassess/results/calibration.py).

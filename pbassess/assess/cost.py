@@ -31,7 +31,6 @@ from typing import Any
 
 import numpy as np
 import xarray as xr
-from scipy import sparse
 
 from pbassess.assess._common import (
     as_pool,
@@ -42,9 +41,9 @@ from pbassess.assess._common import (
 )
 from pbassess.constants import CI_PROB, DEFAULT_DRAWS, DEFAULT_PSEUDOCOUNT
 from pbassess.errors import ConfigError, DataError
-from pbassess.inference import check_memory
+from pbassess.inference import check_memory, fit
+from pbassess.pymc_models.confusion import ConfusionSpec
 from pbassess.results.cost import CostResult
-from pbassess.stats import as_generator
 from pbassess.stats.cost import dirichlet_prior, mean_probs_by_predicted
 
 __all__ = ["COST_NAMES", "CostResult", "assess_confusion", "resolve_cost_matrix"]
@@ -109,6 +108,7 @@ def assess_confusion(
     sample_kwargs: Mapping[str, Any] | None = None,
     draws: int = DEFAULT_DRAWS,
     engine: str | None = None,
+    labels: Any = None,
     cost: Any = None,
     by: str = "predicted",
 ) -> CostResult:
@@ -150,6 +150,10 @@ def assess_confusion(
     by : {"predicted"}
         The rows of the confusion matrix (the only choice: expected cost per predicted class).
 
+    labels : array_like, optional
+        True labels when ``preds`` is an array of probabilities or a frame without them
+        (passed to :func:`pbassess.as_predictions`).
+
     Returns
     -------
     CostResult
@@ -178,7 +182,7 @@ def assess_confusion(
         raise ConfigError(f"the expected cost is per predicted class; by={by!r} is not supported")
     if cost is not None and cost_matrix is not None:
         raise ConfigError("give the cost matrix once: cost_matrix= (cost= is its old spelling)")
-    preds = as_pool(preds)
+    preds = as_pool(preds) if labels is None else as_pool(preds, labels=labels)
     pc = check_pseudocount(pseudocount)
     names = tuple(str(c) for c in preds.classes)
     k = len(names)
@@ -190,91 +194,39 @@ def assess_confusion(
     alpha, prior_kind = _prior_alpha(prior, pc, preds)
     counts = count_cells(preds, ("predicted", "true"))["n"].to_numpy()
     n_pool = count_cells(preds, ("predicted",))["n_pool"].to_numpy()
-    fit = (_fit_conjugate(counts, alpha, cost_arr, names, draws, seed) if inference == "conjugate"
-           else _fit_nuts(counts, alpha, cost_arr, names, seed, sample_kwargs))
+    spec = ConfusionSpec(counts, alpha, cost_arr, names, observations=_observations(preds))
+    check_draw_memory(total, spec.cats.alpha.size + 2 * k, f"the cost assessment of {k:,} classes",
+                      "use fewer draws (--draws)")
+    fitted = fit(spec, inference=inference, draws=draws, seed=seed, sample_kwargs=sample_kwargs)
+    if inference == "conjugate":  # the exact posterior mean of every cell
+        post_alpha = alpha + counts
+        confusion_mean = post_alpha / post_alpha.sum(axis=1, keepdims=True)
+    else:
+        category_mean = fitted.idata["posterior"]["category_prob"].mean(("chain", "draw")).to_numpy()
+        confusion_mean = category_mean[spec.cats.cell_category] * spec.cats.cell_share
     cell = ("predicted", "true")
     counts_ds = xr.Dataset(
         {"confusion": (cell, counts), "prior_alpha": (cell, alpha), "cost": (cell, cost_arr),
-         "confusion_mean": (cell, fit["confusion_mean"]), "n": ("predicted", counts.sum(axis=1)),
+         "confusion_mean": (cell, confusion_mean), "n": ("predicted", counts.sum(axis=1)),
          "n_pool": ("predicted", n_pool)},
         coords={"predicted": list(names), "true": list(names)},
     )
     options = {"cost": cost_name, "draws": draws if inference == "conjugate" else None}
-    return CostResult(fit["idata"]["posterior"].to_dataset()[["expected_cost"]], counts_ds,
+    return CostResult(fitted.idata["posterior"].to_dataset()[["expected_cost"]], counts_ds,
                       prior={"kind": prior_kind, "pseudocount": pc}, data_summary={**preds.describe(), "n_classes": k},
-                      inference=inference, ci_prob=ci_prob, idata=fit["idata"], diagnostics=fit["diagnostics"],
-                      options=options, model=fit["model"])
+                      inference=inference, ci_prob=ci_prob, idata=fitted.idata, diagnostics=fitted.diagnostics,
+                      options=options, model=fitted._model)
 
 
-def _row_matrix(rows: np.ndarray, n_rows: int) -> sparse.csr_matrix:
-    """(categories, rows) indicator: category m belongs to predicted class rows[m]."""
-    return sparse.csr_matrix((np.ones(rows.size), (np.arange(rows.size), rows)), shape=(rows.size, n_rows))
+def _observations(preds: Any):
+    """Each labeled item's predicted class (its row) and true class, or None for a lazy pool."""
+    from pbassess.inference import Observations
 
-
-def _row_loglik(theta: np.ndarray, cats: Any, counts: np.ndarray, member: sparse.csr_matrix) -> np.ndarray:
-    """Multinomial log-likelihood of each predicted class's row of counts, per draw: (draws, K)."""
-    from scipy import special
-
-    from pbassess.inference.trees import multinomial_loglik_constant
-
-    return np.asarray(special.xlogy(cats.count, theta) @ member) + multinomial_loglik_constant(counts)
-
-
-def _category_draws(cats: Any, k: int, draws: int, rng: np.random.Generator, counts: np.ndarray):
-    """Exact Dirichlet draws over each row's categories: expected cost and row log-likelihood, (draws, K) each."""
-    member = _row_matrix(cats.row, k)
-    shape = cats.alpha + cats.count
-    cost_draws = np.empty((draws, k))
-    loglik = np.empty((draws, k))
-    chunk = max(1, min(draws, CHUNK_FLOATS // max(shape.size, 1)))
-    for start in range(0, draws, chunk):
-        size = min(chunk, draws - start)
-        g = rng.gamma(shape, size=(size, shape.size))
-        total = np.asarray(g @ member)
-        theta = g / total[:, cats.row]
-        cost_draws[start:start + size] = np.asarray((theta * cats.cost) @ member)
-        loglik[start:start + size] = _row_loglik(theta, cats, counts, member)
-    return cost_draws, loglik
-
-
-def _fit_conjugate(counts, alpha, cost, names, draws, seed) -> dict[str, Any]:
-    from pbassess.inference import conjugate_datatree, posterior_dataset
-    from pbassess.inference.trees import keep_observed_cells
-    from pbassess.pymc_models.confusion import confusion_categories
-
-    cats = confusion_categories(counts, alpha, cost, names)
-    ec, loglik = _category_draws(cats, len(names), int(draws), as_generator(seed), counts)
-    coords = {"predicted": list(names), "true": list(names)}
-    post_alpha = alpha + counts
-    tree = conjugate_datatree(
-        posterior_dataset({"expected_cost": (("predicted",), ec)}, coords),
-        observed_data=xr.Dataset({"confusion": (("predicted", "true"), counts)}, coords=coords),
-        log_likelihood=posterior_dataset({"confusion": (("predicted",), loglik)}, coords),
-    )
-    return {"idata": keep_observed_cells(tree, "predicted", counts.sum(axis=1)), "diagnostics": None, "model": None,
-            "confusion_mean": post_alpha / post_alpha.sum(axis=1, keepdims=True)}
-
-
-def _fit_nuts(counts, alpha, cost, names, seed, sample_kwargs) -> dict[str, Any]:
-    from pbassess.inference import diagnostics, sample_model
-    from pbassess.inference.trees import keep_observed_cells
-    from pbassess.pymc_models.confusion import confusion_model
-
-    model = confusion_model(counts, alpha, cost, classes=names)
-    idata = sample_model(model, seed=seed, sample_kwargs=sample_kwargs, log_likelihood=False,
-                         var_names=["expected_cost", "category_prob"],
-                         internal=["gamma", "boost_gamma", "boost_exponential"])
-    cats = model.categories
-    probs = idata["posterior"]["category_prob"].transpose("chain", "draw", "category").to_numpy()
-    member = _row_matrix(cats.row, len(names))
-    chains, n_draws = probs.shape[:2]
-    loglik = _row_loglik(probs.reshape(chains * n_draws, -1), cats, counts, member).reshape(chains, n_draws, -1)
-    coords = {"chain": np.arange(chains), "draw": np.arange(n_draws), "predicted": list(names)}
-    idata["log_likelihood"] = xr.Dataset({"confusion": (("chain", "draw", "predicted"), loglik)}, coords=coords)
-    observed = idata["observed_data"].to_dataset() if "observed_data" in idata.children else xr.Dataset()
-    idata["observed_data"] = observed.assign(confusion=xr.DataArray(
-        counts, dims=("predicted", "true"), coords={"predicted": list(names), "true": list(names)}))
-    idata = keep_observed_cells(idata, "predicted", counts.sum(axis=1))
-    category_mean = probs.mean(axis=(0, 1))
-    return {"idata": idata, "diagnostics": diagnostics(idata, var_names=["expected_cost"]), "model": model,
-            "confusion_mean": category_mean[cats.cell_category] * cats.cell_share}
+    if getattr(preds, "is_lazy", False):
+        return None
+    labeled = preds.labeled
+    try:
+        ids = preds.item_ids
+    except KeyError:
+        ids = None
+    return Observations.of(np.where(labeled, preds.predicted, -1), np.where(labeled, preds.labels, 0), ids)

@@ -128,7 +128,10 @@ def diagnostics(
     }
     problems = []
     if out["max_rhat"] is not None and out["max_rhat"] > rhat_threshold:
-        problems.append(f"R-hat {out['max_rhat']:.3f} > {rhat_threshold:g}")
+        worst = _worst_variable(rhat)
+        out["worst_rhat_variable"] = worst
+        problems.append(f"R-hat {_above(out['max_rhat'], rhat_threshold)} > {rhat_threshold:g}"
+                        + (f" (on {worst})" if worst else ""))
     for key, label in (("min_ess_bulk", "bulk"), ("min_ess_tail", "tail")):
         if out[key] is not None and out[key] < min_ess:
             problems.append(f"min {label} ESS {out[key]:.0f} < {min_ess:.0f}")
@@ -141,6 +144,31 @@ def diagnostics(
     if warn and out["rhat_note"]:
         warnings.warn(out["rhat_note"], UserWarning, stacklevel=3)
     return out
+
+
+def _above(value: float, threshold: float) -> str:
+    """``value`` with the fewest decimals (3 or more) that still show it above ``threshold``.
+
+    Examples
+    --------
+    >>> _above(1.01004, 1.01), _above(1.0261, 1.01)
+    ('1.01004', '1.026')
+    """
+    for digits in range(3, 9):
+        text = f"{value:.{digits}f}"
+        if float(text) > threshold:
+            return text
+    return f"{value:.9f}"
+
+
+def _worst_variable(rhat: xr.Dataset) -> str | None:
+    """The reported variable whose summary quantity has the largest R-hat (``accuracy[max]`` -> ``accuracy``)."""
+    best, name = -np.inf, None
+    for key, da in rhat.data_vars.items():
+        value = float(np.nanmax(da.to_numpy())) if da.size else -np.inf
+        if value > best:
+            best, name = value, str(key).split("[")[0]
+    return name
 
 
 def diagnostics_note(diag: dict[str, Any] | None) -> str:

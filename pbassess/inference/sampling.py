@@ -24,7 +24,7 @@ import numpy as np
 from pbassess.errors import ConfigError
 
 __all__ = [
-    "DEFAULT_SAMPLE_KWARGS", "INFERENCES", "INTERNAL_SUFFIXES", "merge_sample_kwargs", "progress_wanted",
+    "DEFAULT_SAMPLE_KWARGS", "INFERENCES", "INTERNAL_SUFFIXES", "in_notebook", "merge_sample_kwargs", "progress_wanted",
     "mock_pymc_sample", "quiet_progress", "resolve_inference", "sample_model",
 ]
 
@@ -89,8 +89,29 @@ def quiet_progress() -> Iterator[None]:
         _QUIET[0] = previous
 
 
+def in_notebook() -> bool:
+    """Whether this process is a Jupyter kernel (where stderr is no terminal, yet a person watches).
+
+    Examples
+    --------
+    >>> in_notebook()
+    False
+    """
+    ipython = sys.modules.get("IPython")
+    if ipython is None:
+        return False
+    try:
+        shell = ipython.get_ipython()
+    except Exception:  # noqa: BLE001 - an IPython without a running shell
+        return False
+    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
+
+
 def progress_wanted() -> bool:
-    """Whether a person is watching: stderr is a terminal and no :func:`quiet_progress` block is active.
+    """Whether a person is watching: a terminal on stderr or a Jupyter kernel, and no :func:`quiet_progress` block.
+
+    Every wait of pbassess that shows progress (NUTS, simulations, grids, surfaces) asks this one
+    rule; ``--json`` output and ``--quiet`` run inside :func:`quiet_progress`.
 
     Examples
     --------
@@ -100,6 +121,8 @@ def progress_wanted() -> bool:
     """
     if _QUIET[0]:
         return False
+    if in_notebook():
+        return True
     stream = sys.stderr
     try:
         return bool(stream is not None and stream.isatty())
@@ -173,6 +196,21 @@ def merge_sample_kwargs(
     return kwargs
 
 
+@contextlib.contextmanager
+def _pymc_log(shown: bool) -> Iterator[None]:
+    """PyMC's INFO lines ("NUTS[nutpie]: [...]", "Sampling 4 chains ...") only where progress is shown."""
+    import logging
+
+    logger = logging.getLogger("pymc")
+    previous = logger.level
+    if not shown:
+        logger.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        logger.setLevel(previous)
+
+
 def _split_internal(idata: Any, extra: Sequence[str] = ()) -> Any:
     """Move reparametrisation variables from ``posterior`` to ``unconstrained_posterior``."""
     post = idata["posterior"].to_dataset()
@@ -194,6 +232,7 @@ def sample_model(
     log_likelihood: bool | Sequence[str] = True,
     var_names: Sequence[str] | None = None,
     internal: Sequence[str] = (),
+    split_internal: bool = True,
 ):
     """Run NUTS on ``model`` with pbassess defaults and return the :class:`xarray.DataTree`.
 
@@ -217,6 +256,9 @@ def sample_model(
     internal : sequence of str
         Further sampling coordinates to move to ``unconstrained_posterior`` (beside every
         ``*_asinh_logit``), so that ``az.summary(idata)`` shows only reported quantities.
+    split_internal : bool
+        Move the sampling coordinates at all (:func:`pbassess.inference.fit` keeps them in
+        ``posterior``, where ``pm.compute_log_prior`` looks for the free variables).
 
     Returns
     -------
@@ -242,7 +284,7 @@ def sample_model(
         kwargs["var_names"] = list(dict.fromkeys([*free, *var_names]))
     kwargs.setdefault("compute_convergence_checks", False)
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), _pymc_log(bool(kwargs.get("progressbar"))):
             warnings.filterwarnings("ignore", message=".*samples per chain.*")
             warnings.filterwarnings("ignore", category=RuntimeWarning)
             idata = pm.sample(model=model, **kwargs)
@@ -253,7 +295,7 @@ def sample_model(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             pm.compute_log_likelihood(idata, var_names=names, model=model, progressbar=False)
-    return _split_internal(idata, internal)
+    return _split_internal(idata, internal) if split_internal else idata
 
 
 def mock_pymc_sample(*args: Any, **kwargs: Any):

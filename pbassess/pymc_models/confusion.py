@@ -72,9 +72,11 @@ from typing import Any
 import numpy as np
 
 from pbassess.errors import ConfigError
+from pbassess.inference.spec import Spec
 from pbassess.stats.cost import validate_cost_matrix, zero_one_cost
 
-__all__ = ["DEFAULT_SAMPLE_KWARGS", "ConfusionCategories", "confusion_categories", "confusion_model", "sample_confusion_model"]
+__all__ = ["DEFAULT_SAMPLE_KWARGS", "ConfusionCategories", "ConfusionSpec", "confusion_categories", "confusion_model",
+           "sample_confusion_model"]
 
 #: Defaults of :func:`sample_confusion_model`: 4 chains x 1000 draws after 1000 tuning steps, nutpie
 #: (merged in :func:`pbassess.inference.merge_sample_kwargs`).
@@ -306,3 +308,203 @@ def sample_confusion_model(
 
     names = list(var_names) if var_names is not None else ["expected_cost", "category_prob"]
     return sample_model(model, seed=seed, sample_kwargs=sample_kwargs, log_likelihood=False, var_names=names)
+
+
+# ---------------------------------------------------------------------------- the spec
+def _log_gamma_draws(shape: np.ndarray, rate: float, size: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+    """log of Gamma(shape, rate) draws that never underflow: log G(shape + 1) + log(U) / shape - log(rate)."""
+    with np.errstate(divide="ignore"):
+        return (np.log(rng.gamma(shape + 1.0, size=size)) + np.log(rng.uniform(size=size)) / shape
+                - np.log(rate))
+
+
+class ConfusionSpec(Spec):
+    """Dirichlet-categorical confusion per predicted class, in the Poisson-Gamma form of :func:`confusion_model`.
+
+    Each labeled item predicted k is a categorical draw of its true class from
+    ``theta_k ~ Dirichlet(alpha_k)``. The model's free variables are the category Gammas
+    (``gamma``, and ``boost_gamma`` / ``boost_exponential`` for small shapes; module docstring):
+    a posteriori independent ``g ~ Gamma(alpha + count, rate 2)`` (a Poisson count of a Gamma
+    rate), and for a boosted category ``h = g + Exponential(1)``, ``e = alpha log(h / g)`` (the
+    beta-gamma algebra behind the boost), so exact conjugate draws of every free variable exist.
+    ``category_prob`` and ``expected_cost`` are derived from them for both inferences.
+
+    Examples
+    --------
+    >>> from pbassess.inference import fit
+    >>> spec = ConfusionSpec([[8, 2], [1, 9]], np.ones((2, 2)), 1 - np.eye(2), ["cat", "dog"])
+    >>> post = fit(spec, draws=4000, seed=0).idata["posterior"]
+    >>> post["expected_cost"].mean(("chain", "draw")).round(2).values.tolist()  # (2 + 1) / 12, (1 + 1) / 12
+    [0.25, 0.17]
+    """
+
+    name = "cost"
+    observed_name = "true_class"
+    #: The K x K ``confusion`` Deterministic is not kept from NUTS (K^2 numbers a draw; its mean is exact anyway).
+    nuts_var_names = ("expected_cost", "category_prob")
+
+    def __init__(self, counts: Any, alpha: Any, cost: Any, classes: Sequence[str], *, observations: Any = None):
+        self.counts = np.asarray(counts, dtype=np.int64)
+        self.alpha = np.asarray(alpha, dtype=float)
+        self.cost = np.asarray(cost, dtype=float)
+        self.classes = [str(c) for c in classes]
+        self.cats = confusion_categories(self.counts, self.alpha, self.cost, self.classes)
+        k = len(self.classes)
+        self.n_plain = int((~self.cats.boosted).sum())
+        self.coords = {"predicted": self.classes, "true": self.classes, "category": list(self.cats.labels),
+                       "plain_category": list(self.cats.labels[:self.n_plain]),
+                       "boosted_category": list(self.cats.labels[self.n_plain:])}
+        self.reported = {"expected_cost": ("predicted",), "category_prob": ("category",)}
+        self.observations = observations
+        from scipy import sparse
+
+        self._member = sparse.csr_matrix((np.ones(self.cats.row.size), (np.arange(self.cats.row.size), self.cats.row)),
+                                         shape=(self.cats.row.size, k))
+        self._model = None
+
+    def _free_from_log_g(self, log_g: np.ndarray, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        out = {}
+        if self.n_plain:
+            out["gamma"] = np.exp(log_g[:, :self.n_plain])
+        if self.n_plain < self.cats.alpha.size:
+            a = self.cats.alpha[self.n_plain:]
+            lg = log_g[:, self.n_plain:]
+            # h = g + Exponential(1), e = a log(h / g), computed in logs (g may be far below 1e-300)
+            y = rng.exponential(size=lg.shape)
+            log_h = np.logaddexp(lg, np.log(y))
+            out["boost_gamma"] = np.exp(log_h)
+            out["boost_exponential"] = a * (log_h - lg)
+        return out
+
+    def conjugate_draws(self, n_draws: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        shape = self.cats.alpha + self.cats.count
+        return self._free_from_log_g(_log_gamma_draws(shape, 2.0, (n_draws, shape.size), rng), rng)
+
+    def prior_draws(self, n_draws: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        shape = self.cats.alpha
+        return self._free_from_log_g(_log_gamma_draws(shape, 1.0, (n_draws, shape.size), rng), rng)
+
+    def model(self):
+        if self._model is None:
+            self._model = confusion_model(self.counts, self.alpha, self.cost, classes=self.classes)
+        return self._model
+
+    def _log_g(self, draws) -> np.ndarray:
+        parts = []
+        if self.n_plain:
+            parts.append(np.log(np.asarray(draws["gamma"], dtype=float)))
+        if self.n_plain < self.cats.alpha.size:
+            a = self.cats.alpha[self.n_plain:]
+            parts.append(np.log(np.asarray(draws["boost_gamma"], dtype=float))
+                         - np.asarray(draws["boost_exponential"], dtype=float) / a)
+        return np.concatenate(parts, axis=-1)
+
+    def complete(self, draws):
+        log_g = self._log_g(draws)
+        lead = log_g.shape[:-1]
+        flat = log_g.reshape(-1, log_g.shape[-1])
+        # normalise each predicted class's categories in logs: theta = g / sum of the row's g
+        shift = flat.max(axis=1, keepdims=True)
+        g = np.exp(flat - shift)
+        row_total = np.asarray(g @ self._member)
+        theta = g / row_total[:, self.cats.row]
+        expected = np.asarray((theta * self.cats.cost) @ self._member)
+        out = {}
+        if self.n_plain:
+            out["gamma"] = (("plain_category",), np.asarray(draws["gamma"], dtype=float))
+        if self.n_plain < self.cats.alpha.size:
+            out["boost_gamma"] = (("boosted_category",), np.asarray(draws["boost_gamma"], dtype=float))
+            out["boost_exponential"] = (("boosted_category",), np.asarray(draws["boost_exponential"], dtype=float))
+        out["category_prob"] = (("category",), theta.reshape(*lead, -1))
+        out["expected_cost"] = (("predicted",), expected.reshape(*lead, -1))
+        return out
+
+    def log_likelihood(self, draws, per_item):
+        theta = np.asarray(draws["category_prob"], dtype=float)
+        if per_item:
+            obs = self.observations
+            category = self.cats.cell_category[obs.cell, obs.outcome]
+            share = self.cats.cell_share[obs.cell, obs.outcome]
+            return ("item",), np.log(theta[..., category]) + np.log(share), {}
+        from scipy import special
+
+        from pbassess.inference.trees import multinomial_loglik_constant
+
+        rows = self.counts.sum(axis=1)
+        observed = np.flatnonzero(rows > 0)
+        lead = theta.shape[:-1]
+        per_row = np.asarray(special.xlogy(self.cats.count, theta.reshape(-1, theta.shape[-1])) @ self._member)
+        values = (per_row + multinomial_loglik_constant(self.counts)).reshape(*lead, -1)[..., observed]
+        return ("predicted",), values, {"predicted": [self.classes[i] for i in observed]}
+
+    def log_prior(self, draws):
+        from scipy import stats
+
+        out = {}
+        if self.n_plain:
+            out["gamma"] = (("plain_category",), stats.gamma.logpdf(draws["gamma"], self.cats.alpha[:self.n_plain]))
+        if self.n_plain < self.cats.alpha.size:
+            a = self.cats.alpha[self.n_plain:]
+            out["boost_gamma"] = (("boosted_category",), stats.gamma.logpdf(draws["boost_gamma"], a + 1.0))
+            out["boost_exponential"] = (("boosted_category",), -np.asarray(draws["boost_exponential"], dtype=float))
+        return out
+
+    def exact_loo_pointwise(self):
+        if self.observations is None:
+            return None
+        obs = self.observations
+        a_cell = (self.alpha + self.counts)[obs.cell, obs.outcome]
+        a_row = (self.alpha.sum(axis=1) + self.counts.sum(axis=1))[obs.cell]
+        return np.log(a_cell - 1.0) - np.log(a_row - 1.0), np.log(a_cell) - np.log(a_row)
+
+    @classmethod
+    def from_tree(cls, tree: Any) -> ConfusionSpec | None:
+        """The spec of a fit rebuilt from its DataTree, or None.
+
+        Examples
+        --------
+        >>> from pbassess.inference import fit
+        >>> tree = fit(ConfusionSpec([[3, 1], [0, 2]], np.ones((2, 2)), 1 - np.eye(2), ["a", "b"]), draws=8, seed=0).idata
+        >>> ConfusionSpec.from_tree(tree).counts.tolist()
+        [[3, 1], [0, 2]]
+        """
+        from pbassess.inference import Observations
+
+        if "constant_data" not in tree.children:
+            return None
+        const = tree["constant_data"].to_dataset()
+        if not {"confusion", "prior_alpha", "cost"} <= set(const.data_vars):
+            return None
+        classes = [str(c) for c in const["predicted"].to_numpy()]
+        observations = None
+        observed = tree["observed_data"].to_dataset() if "observed_data" in tree.children else None
+        if observed is not None and cls.observed_name in observed and "item_predicted" in const:
+            observations = Observations(const["item_predicted"].to_numpy().astype(np.int64),
+                                        observed[cls.observed_name].to_numpy().astype(np.int64),
+                                        observed["item"].to_numpy())
+        return cls(const["confusion"].to_numpy(), const["prior_alpha"].to_numpy(), const["cost"].to_numpy(), classes,
+                   observations=observations)
+
+    def observed_data(self):
+        import xarray as xr
+
+        if self.observations is not None:
+            obs = self.observations
+            return xr.Dataset({self.observed_name: ("item", obs.outcome)}, coords={"item": obs.item})
+        return xr.Dataset({"confusion": (("predicted", "true"), self.counts)},
+                          coords={"predicted": self.classes, "true": self.classes})
+
+    def constant_data(self):
+        import xarray as xr
+
+        cell = ("predicted", "true")
+        data = {"confusion": (cell, self.counts), "prior_alpha": (cell, self.alpha), "cost": (cell, self.cost),
+                "n": ("predicted", self.counts.sum(axis=1))}
+        coords: dict[str, Any] = {"predicted": self.classes, "true": self.classes}
+        if self.observations is not None:
+            data["item_predicted"] = ("item", self.observations.cell)
+            coords["item"] = self.observations.item
+        return xr.Dataset(data, coords=coords)
+
+    def cell_n(self) -> np.ndarray:
+        return self.counts.sum(axis=1)

@@ -59,7 +59,7 @@ def user_prior_variable(name: str, prior: Callable | Mapping[str, Any], model: A
         dist = prior[name]
         if dist.ndim == 0:
             dist = change_dist_size(dist, new_size=(size,))
-        value = model.register_rv(dist, name, dims=dim)
+        value = model.register_rv(dist, name, dims=(dim,))  # a tuple: register_rv reads a str as one dim per letter
         for other, extra in prior.items():
             if other != name:
                 model.register_rv(extra, other)

@@ -238,6 +238,13 @@ class AccuracyResult(AssessmentResult):
             "prior": self.prior,
         })
 
+    def _spec(self):
+        from pbassess.pymc_models.accuracy import BetaBernoulliSpec
+
+        if self.options.get("user_prior"):
+            return None
+        return BetaBernoulliSpec.from_tree(self.idata)
+
     def _build_model(self):
         from pbassess.pymc_models.accuracy import beta_binomial_model
 

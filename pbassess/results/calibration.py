@@ -108,14 +108,15 @@ class CalibrationResult(AssessmentResult):
         ))
 
     def ece_summary(self):
-        """The ECE posterior: mean, sd, HDI and the frequentist ECE (a pandas Series)."""
+        """The ECE posterior: mean, sd, HDI (``hdi_low``, ``hdi_high``; mass ``ci_prob``) and the frequentist ECE
+        (a pandas Series)."""
         import pandas as pd
 
         d = self.draws("ece")
         lo, hi = hdi_from_draws(d, self.ci_prob)
         return pd.Series(
             {"mean": float(d.mean()), "sd": float(d.std()), "hdi_low": float(lo), "hdi_high": float(hi),
-             "hdi_prob": self.ci_prob, "frequentist": self.frequentist_ece,
+             "frequentist": self.frequentist_ece,
              "n_labeled": int(self.counts["n_labeled"].sum())},
             name="ece",
         )
@@ -242,6 +243,11 @@ class CalibrationResult(AssessmentResult):
             if extras.get(key) is None:
                 extras[key] = value
         return extras
+
+    def _spec(self):
+        from pbassess.pymc_models.calibration import CalibrationSpec
+
+        return CalibrationSpec.from_tree(self.idata)
 
     def _build_model(self):
         from pbassess.pymc_models.calibration import CLASSWISE_KEYS, reliability_model

@@ -183,6 +183,11 @@ class CostResult(AssessmentResult):
             "prior": self.prior,
         })
 
+    def _spec(self):
+        from pbassess.pymc_models.confusion import ConfusionSpec
+
+        return ConfusionSpec.from_tree(self.idata)
+
     def _build_model(self):
         from pbassess.pymc_models.confusion import confusion_model
 

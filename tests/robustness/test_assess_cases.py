@@ -88,7 +88,7 @@ def test_classwise_calibration_with_many_classes_gives_right_numbers():
     a = c["prior_alpha"].to_numpy() + c["correct"].to_numpy()
     b = c["prior_beta"].to_numpy() + c["n_labeled"].to_numpy() - c["correct"].to_numpy()
     np.testing.assert_allclose(res.bin_accuracy()[0], a / (a + b))
-    assert res.posterior["classwise_ece"].shape == (1, 100, 10_000)
+    assert res.posterior["classwise_ece"].shape == (4, 25, 10_000)  # 100 draws as 4 chains
     # A class with no pool item has zero weight in every bin: its classwise ECE is exactly 0.
     empty = c["class_n_pool"].to_numpy() == 0
     assert empty.any() and np.all(res.draws("classwise_ece")[:, empty] == 0)

@@ -1,0 +1,256 @@
+"""The one fit function: a :class:`~pbassess.inference.spec.Spec` in, the DataTree contract out.
+
+:func:`fit` is the only place in pbassess that branches on the inference. Whichever is chosen,
+the result is an :class:`xarray.DataTree` with
+
+* ``posterior``: the same variables and dims for both inferences (the reported quantities, the
+  derived ones, and the PyMC model's free variables, so ``pm.compute_log_prior`` and
+  ``pm.compute_log_likelihood`` work with ``result.model``), always 4 chains (conjugate draws
+  are 4 independent chains, so R-hat and ESS are defined);
+* ``prior``: draws of the same variables from the prior;
+* ``log_likelihood``: one value per labeled item (dim ``item``) when it fits the memory limit
+  (:func:`pbassess.inference.memory_limit`), else one per cell, with a warning that PSIS-LOO
+  then leaves out whole cells (the exact LOO of :func:`exact_loo` works at any size);
+* ``log_prior``: the log prior density at the posterior draws (``az.psense`` /
+  ``az.psense_summary`` power-scale it);
+* ``observed_data``, ``constant_data``, and ``sample_stats`` for NUTS.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from pbassess.constants import DEFAULT_DRAWS
+from pbassess.errors import ConfigError
+from pbassess.inference.diagnostics import diagnostics as run_diagnostics
+from pbassess.inference.memory import format_bytes, memory_limit
+from pbassess.inference.sampling import resolve_inference, sample_model
+from pbassess.inference.spec import Spec
+
+__all__ = ["CHAINS", "Fit", "exact_loo", "fit"]
+
+#: Chains of every fit: NUTS by default, and the conjugate draws are split into as many.
+CHAINS: int = 4
+
+
+@dataclass
+class Fit:
+    """What :func:`fit` returns: the DataTree, diagnostics (NUTS) and the PyMC model (built on demand).
+
+    Examples
+    --------
+    >>> from pbassess.pymc_models.accuracy import BetaBernoulliSpec
+    >>> f = fit(BetaBernoulliSpec(n=[4], correct=[3], alpha=1.0, beta=1.0), draws=40, seed=0)
+    >>> isinstance(f, Fit), f.inference, f.idata["posterior"].sizes["chain"]
+    (True, 'conjugate', 4)
+    """
+
+    idata: xr.DataTree
+    spec: Spec
+    inference: str
+    diagnostics: dict[str, Any] | None = None
+    _model: Any = field(default=None, repr=False)
+
+    @property
+    def model(self):
+        """The :class:`pymc.Model` over the same counts (built from the spec when not sampled)."""
+        if self._model is None:
+            self._model = self.spec.model()
+        return self._model
+
+
+def _coords(spec: Spec, chains: int, draws: int) -> dict[str, Any]:
+    return {"chain": np.arange(chains), "draw": np.arange(draws), **spec.coords}
+
+
+def _dataset(variables: Mapping[str, tuple[tuple[str, ...], np.ndarray]], coords: Mapping[str, Any]) -> xr.Dataset:
+    used = {d for dims, _ in variables.values() for d in dims} | {"chain", "draw"}
+    # C order, as a netCDF file reads back: float sums over draws then give the same bits after save/load
+    data = {name: (("chain", "draw", *dims), np.ascontiguousarray(arr)) for name, (dims, arr) in variables.items()}
+    return xr.Dataset(data, coords={k: v for k, v in coords.items() if k in used})
+
+
+def _chains(draws: Mapping[str, np.ndarray], chains: int) -> dict[str, np.ndarray]:
+    """(chains * per_chain, ...) arrays as (chains, per_chain, ...)."""
+    return {k: np.asarray(v).reshape(chains, -1, *np.shape(v)[1:]) for k, v in draws.items()}
+
+
+def _per_item(spec: Spec, n_samples: int) -> bool:
+    """Per-item log-likelihood when the items are known and the array fits the memory limit."""
+    obs = spec.observations
+    if obs is None:
+        return False
+    need = 8.0 * n_samples * obs.size
+    if need > memory_limit():
+        warnings.warn(
+            f"the per-item log-likelihood ({obs.size:,} items x {n_samples:,} draws, {format_bytes(need)}) exceeds "
+            f"the memory limit ({format_bytes(memory_limit())}); it is stored per cell, so PSIS-LOO (az.loo) leaves "
+            "out whole cells: use result.loo() (exact) or fewer draws",
+            UserWarning, stacklevel=3,
+        )
+        return False
+    return True
+
+
+def _pymc_prior(model: Any, n: int, seed: int, names: list[str]) -> dict[str, np.ndarray]:
+    import pymc as pm
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        prior = pm.sample_prior_predictive(draws=n, model=model, random_seed=seed, var_names=names)
+    group = prior["prior"]
+    return {name: group[name].to_numpy().reshape(n, *group[name].shape[2:]) for name in names}
+
+
+def fit(
+    spec: Spec,
+    *,
+    inference: str | None = "conjugate",
+    draws: int = DEFAULT_DRAWS,
+    seed: Any = None,
+    sample_kwargs: Mapping[str, Any] | None = None,
+) -> Fit:
+    """Fit ``spec`` by its exact conjugate posterior or by NUTS, into the one DataTree contract.
+
+    Parameters
+    ----------
+    spec : Spec
+        The assessment's model over its counts (e.g.
+        :class:`pbassess.pymc_models.accuracy.BetaBernoulliSpec`).
+    inference : {"conjugate", "nuts"}
+        Exact draws from the closed-form posterior, or NUTS on ``spec.model()`` (``"mcmc"`` is
+        an old spelling of ``"nuts"``).
+    draws : int
+        Posterior draws of the conjugate inference, split over :data:`CHAINS` chains (rounded
+        up to a multiple of it); also the number of prior draws. NUTS takes its sizes from
+        ``sample_kwargs`` (default 4 chains x 1000 draws).
+    seed : int or numpy.random.Generator, optional
+        Every random draw (posterior, prior, NUTS' ``random_seed``) derives from it.
+    sample_kwargs : dict, optional
+        :func:`pymc.sample` options over the defaults (:func:`pbassess.inference.merge_sample_kwargs`).
+
+    Returns
+    -------
+    Fit
+        ``idata`` (the contract above), ``diagnostics`` (NUTS; ``None`` for exact draws) and
+        ``model``.
+
+    Examples
+    --------
+    >>> from pbassess.pymc_models.accuracy import BetaBernoulliSpec
+    >>> from pbassess.inference.spec import Observations
+    >>> obs = Observations.of([0, 0, 0, 1], [1, 1, 0, 1], ["i1", "i2", "i3", "i4"])
+    >>> spec = BetaBernoulliSpec(n=[3, 1], correct=[2, 1], alpha=1.0, beta=1.0, coords=["a", "b"], observations=obs)
+    >>> tree = fit(spec, draws=400, seed=1).idata
+    >>> sorted(tree.children)
+    ['constant_data', 'log_likelihood', 'log_prior', 'observed_data', 'posterior', 'prior']
+    >>> dict(tree["log_likelihood"]["correct"].sizes)
+    {'chain': 4, 'draw': 100, 'item': 4}
+    """
+    from pbassess.stats import as_generator
+
+    inference = resolve_inference(inference)
+    rng = as_generator(seed)
+    if isinstance(draws, bool) or not isinstance(draws, (int, np.integer)) or draws < 1:
+        raise ConfigError(f"draws must be a positive integer, got {draws!r}")
+    per_chain = -(-int(draws) // CHAINS)
+    model = None
+    sample_stats = None
+    diag = None
+    if inference == "conjugate":
+        if not spec.has_conjugate:
+            raise ConfigError(f"{spec.name} has no conjugate posterior; use inference='nuts'")
+        primary = _chains(spec.conjugate_draws(per_chain * CHAINS, rng), CHAINS)
+    else:
+        model = spec.model()
+        tree = sample_model(model, seed=int(rng.integers(2**31 - 1)), sample_kwargs=sample_kwargs,
+                            defaults=spec.nuts_defaults, log_likelihood=False, split_internal=False,
+                            var_names=spec.nuts_var_names)
+        post = tree["posterior"].to_dataset()
+        primary = {str(k): v.to_numpy() for k, v in post.data_vars.items()}
+        if "sample_stats" in tree.children:
+            sample_stats = tree["sample_stats"].to_dataset()
+    posterior = spec.complete(primary)
+    chains, n_draws = next(iter(posterior.values()))[1].shape[:2]
+    coords = _coords(spec, chains, n_draws)
+    prior_raw = spec.prior_draws(per_chain * CHAINS, rng)
+    if prior_raw is None:
+        model = model if model is not None else spec.model()
+        names = list(dict.fromkeys([v.name for v in model.free_RVs] + list(spec.reported)))
+        prior_raw = _pymc_prior(model, per_chain * CHAINS, int(rng.integers(2**31 - 1)), names)
+    prior = spec.complete(_chains(prior_raw, CHAINS))
+    groups: dict[str, xr.Dataset] = {
+        "posterior": _dataset(posterior, coords),
+        "prior": _dataset(prior, _coords(spec, CHAINS, per_chain)),
+    }
+    per_item = _per_item(spec, chains * n_draws)
+    dims, values, cell_coords = spec.log_likelihood({k: v for k, (_, v) in posterior.items()}, per_item)
+    ll_coords = {**coords, **cell_coords}
+    if per_item:
+        ll_coords["item"] = spec.observations.item
+    if np.asarray(values).size > 0:
+        groups["log_likelihood"] = _dataset({spec.observed_name: (dims, values)}, ll_coords)
+    log_prior = spec.log_prior({k: v for k, (_, v) in posterior.items()})
+    if log_prior is None:
+        import pymc as pm
+
+        model = model if model is not None else spec.model()
+        base = xr.DataTree.from_dict({"/posterior": groups["posterior"]})
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            groups["log_prior"] = pm.compute_log_prior(base, model=model, extend_inferencedata=False,
+                                                       progressbar=False)
+    else:
+        groups["log_prior"] = _dataset(log_prior, coords)
+    groups["observed_data"] = spec.observed_data()
+    groups["constant_data"] = spec.constant_data()
+    if sample_stats is not None:
+        groups["sample_stats"] = sample_stats
+    tree = xr.DataTree.from_dict({f"/{k}": v for k, v in groups.items()})
+    tree.attrs["inference"] = inference
+    if inference == "nuts":
+        diag = run_diagnostics(tree, var_names=list(spec.reported))
+    return Fit(tree, spec, inference, diag, model)
+
+
+def exact_loo(spec: Spec, n_samples: int = 0):
+    """Exact leave-one-item-out ELPD of a conjugate spec, as ArviZ's ``ELPDDataLOO`` (O(cells) work).
+
+    The leave-one-out predictive of a Beta-Bernoulli or Dirichlet-categorical cell is closed
+    form, so nothing is estimated: Pareto k is 0 for every item and ``se`` is the usual
+    ``sqrt(N var(elpd_i))``. ``p_loo`` is the log predictive density of the items given all
+    data minus the ELPD, as ArviZ defines it.
+
+    Examples
+    --------
+    >>> from pbassess.pymc_models.accuracy import BetaBernoulliSpec
+    >>> from pbassess.inference.spec import Observations
+    >>> spec = BetaBernoulliSpec(n=[2], correct=[1], alpha=1.0, beta=1.0, observations=Observations.of([0, 0], [1, 0]))
+    >>> # leaving either item out leaves Beta(2, 1) or Beta(1, 2): each item's predictive is 1/3
+    >>> round(exact_loo(spec).elpd, 6) == round(2 * float(np.log(1 / 3)), 6)
+    True
+    """
+    from arviz_stats.utils import ELPDDataLOO
+
+    pointwise = spec.exact_loo_pointwise()
+    if pointwise is None:
+        raise ConfigError(f"{spec.name} has no closed-form leave-one-out predictive; use az.loo(result.idata)")
+    elpd_i, lpd_i = pointwise
+    obs = spec.observations
+    n = elpd_i.size
+    item = obs.item if obs is not None else np.arange(n)
+    elpd = float(elpd_i.sum())
+    se = float(np.sqrt(n * np.var(elpd_i))) if n > 1 else 0.0
+    good_k = min(1 - 1 / np.log10(n_samples), 0.7) if n_samples > 10 else 0.7
+    return ELPDDataLOO(
+        elpd=elpd, se=se, p=float(lpd_i.sum() - elpd), n_samples=int(n_samples), n_data_points=int(n),
+        scale="log", warning=False, good_k=float(good_k),
+        elpd_i=xr.DataArray(elpd_i, dims=["item"], coords={"item": item}),
+        pareto_k=xr.DataArray(np.zeros(n), dims=["item"], coords={"item": item}),
+    )
