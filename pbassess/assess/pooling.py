@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -30,6 +29,7 @@ import numpy as np
 from pbassess.assess.hierarchical import HierarchicalResult, fit_accuracy_counts
 from pbassess.errors import ConfigError
 from pbassess.hierarchical.models import EnvironmentCounts, environment_counts
+from pbassess.results.base import AssessmentResult, frame_from_state, frame_state
 from pbassess.stats import as_generator
 
 __all__ = [
@@ -55,9 +55,8 @@ PRIOR_VARIANTS: dict[str, dict[str, Any]] = {
 }
 
 
-@dataclass
-class ModelComparison:
-    """Several fits of the same counts, compared.
+class ModelComparison(AssessmentResult):
+    """Several fits of the same counts, compared (a result: ``summary()``, ``sentence()``, ``to_json()``, ``save``).
 
     Attributes
     ----------
@@ -88,17 +87,63 @@ class ModelComparison:
     (['independent', 'pooled'], True)
     >>> cmp.sentence().startswith("By LOO")
     True
+    >>> import tempfile, pathlib, pbassess
+    >>> back = pbassess.load_result(cmp.save(pathlib.Path(tempfile.mkdtemp()) / "cmp.nc"))
+    >>> sorted(back.results), back.sentence() == cmp.sentence()
+    (['independent', 'pooled'], True)
     """
 
-    table: Any
-    results: dict[str, HierarchicalResult]
-    loo: dict[str, Any]
-    prior_checks: dict[str, Any]
-    warnings: list[str] = field(default_factory=list)
+    metric = "model-comparison"
+
+    def __init__(self, table: Any, results: Mapping[str, HierarchicalResult], loo: Mapping[str, Any] | None = None,
+                 prior_checks: Mapping[str, Any] | None = None, warnings: list[str] | None = None) -> None:
+        results = dict(results)
+        if not results:
+            raise ConfigError("a model comparison needs at least one fitted variant")
+        first = next(iter(results.values()))
+        diagnostics = {name: r.diagnostics for name, r in results.items()}
+        ok = all((d or {}).get("ok", True) for d in diagnostics.values())
+        super().__init__(
+            _variant_posterior(results), first.counts, prior={name: r.prior for name, r in results.items()},
+            data_summary=first.data_summary, engine=first.engine, inference=first.inference, ci_prob=first.ci_prob,
+            diagnostics={"ok": ok, "variants": diagnostics}, options={"variants": list(results)},
+        )
+        self.table = table
+        self.results = results
+        self.loo = dict(loo) if loo is not None else _loo_of(results)
+        self.prior_checks = dict(prior_checks or {})
+        self.warnings = list(warnings or [])
+
+    # -- save/load: the table, the checks and every variant's whole result ---------------
+    def _extra_state(self) -> dict[str, Any]:
+        return {"variants": list(self.results), "table": frame_state(self.table),
+                "prior_checks": {name: frame_state(t) for name, t in self.prior_checks.items()},
+                "warnings": list(self.warnings)}
+
+    def _extra_datasets(self) -> dict[str, Any]:
+        return {f"results/{i}": res for i, res in enumerate(self.results.values())}
+
+    def _restore(self, state: dict[str, Any], datasets: dict[str, Any]) -> None:
+        self.results = {name: datasets[f"results/{i}"] for i, name in enumerate(state["variants"])}
+        self.table = frame_from_state(state["table"])
+        self.prior_checks = {name: frame_from_state(t) for name, t in state["prior_checks"].items()}
+        self.warnings = list(state["warnings"])
+        self.loo = _loo_of(self.results)
 
     def summary(self):
         """The comparison table."""
         return self.table
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"metric": "model-comparison", "variants", "best", "table": [{"variant", "rank", "elpd", ...}],
+        "warnings"}`` plus ``inference``, ``ci_prob``, ``diagnostics`` and ``sentence``."""
+        from pbassess._json import to_jsonable
+
+        table = self.table.reset_index(names="variant")
+        return to_jsonable(self.with_envelope({
+            "variants": list(self.results), "best": str(self.table.index[0]),
+            "table": table.to_dict(orient="records"), "warnings": list(self.warnings),
+        }))
 
     def sentence(self) -> str:
         best = self.table.index[0]
@@ -116,6 +161,30 @@ class ModelComparison:
         from pbassess.plots.hierarchical import plot_pooling_comparison
 
         return plot_pooling_comparison(self, **kwargs)
+
+
+def _loo_of(results: Mapping[str, Any]) -> dict[str, Any]:
+    """PSIS-LOO of every variant (pointwise), as :func:`compare_variants` computes it."""
+    import arviz as az
+
+    out = {}
+    for name, res in results.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out[name] = az.loo(res.idata, pointwise=True)
+    return out
+
+
+def _variant_posterior(results: Mapping[str, Any]) -> Any:
+    """The variants' ``accuracy`` draws side by side (dim ``variant``), when they line up; else empty."""
+    import xarray as xr
+
+    try:
+        parts = [r.posterior["accuracy"] for r in results.values()]
+        stacked = xr.concat(parts, dim="variant", join="exact", coords="minimal", compat="override")
+        return stacked.assign_coords(variant=np.asarray(list(results), dtype=str)).to_dataset(name="accuracy")
+    except (KeyError, ValueError):
+        return xr.Dataset()
 
 
 def prior_predictive_check(idata: Any, counts: EnvironmentCounts, prob: float = 0.95):

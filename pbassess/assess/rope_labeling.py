@@ -9,7 +9,6 @@ records when the ROPE decision of ``acc_a - acc_b`` first matches the full-data 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -24,14 +23,17 @@ from pbassess.assess.rope import (
 )
 from pbassess.constants import DEFAULT_PSEUDOCOUNT
 from pbassess.errors import ConfigError, DataError
+from pbassess.results.base import AssessmentResult
 from pbassess.stats import as_generator
 
 __all__ = ["RopeLabelingSimulation", "active_rope_scores", "simulate_rope_labeling"]
 
 
-@dataclass
-class RopeLabelingSimulation:
-    """How many labels a two-group ROPE comparison needs, random vs active acquisition.
+class RopeLabelingSimulation(AssessmentResult):
+    """How many labels a two-group ROPE comparison needs, random vs active acquisition (a result).
+
+    ``posterior`` holds ``match_rate`` and ``group_share`` (dims ``strategy``, ``checkpoint``);
+    ``counts`` the labeled items per group; ``save``/``pbassess.load_result`` keep everything.
 
     Attributes
     ----------
@@ -65,22 +67,71 @@ class RopeLabelingSimulation:
     ('RopeLabelingSimulation', ('a', 'b'), 'above', ['active', 'random'])
     >>> bool(sim.match_rate["active"][-1] == 1.0)  # with every label, every run makes the full-data decision
     True
+    >>> sorted(sim.to_json())[:4]
+    ['checkpoints', 'ci_prob', 'diagnostics', 'full_decision']
     """
 
-    groups: tuple[str, str]
-    rope: float
-    threshold: float
-    target: float
-    checkpoints: np.ndarray
-    match_rate: dict[str, np.ndarray]
-    labels_needed: dict[str, int | None]
-    full_decision: str
-    full_probabilities: np.ndarray
-    n_runs: int
-    n_items: int
-    group_sizes: tuple[int, int]
-    group_share: dict[str, np.ndarray] = field(default_factory=dict)
-    name: str = ""
+
+    metric = "rope-labeling"
+
+    def __init__(self, groups: Sequence[str], rope: float, threshold: float, target: float, checkpoints: Any,
+                 match_rate: dict[str, Any], labels_needed: dict[str, int | None], full_decision: str,
+                 full_probabilities: Any, n_runs: int, n_items: int, group_sizes: Sequence[int],
+                 group_share: dict[str, Any] | None = None, name: str = "") -> None:
+        import xarray as xr
+
+        self._set(groups=groups, rope=rope, threshold=threshold, target=target, checkpoints=checkpoints,
+                  match_rate=match_rate, labels_needed=labels_needed, full_decision=full_decision,
+                  full_probabilities=full_probabilities, n_runs=n_runs, n_items=n_items, group_sizes=group_sizes,
+                  group_share=group_share or {}, name=name)
+        strategies = list(self.match_rate)
+        coords = {"strategy": strategies, "checkpoint": self.checkpoints}
+        data = {"match_rate": (("strategy", "checkpoint"), np.array([self.match_rate[s] for s in strategies]))}
+        if strategies and all(s in self.group_share for s in strategies):
+            data["group_share"] = (("strategy", "checkpoint"), np.array([self.group_share[s] for s in strategies]))
+        counts = xr.Dataset({"n": ("group", np.asarray(self.group_sizes, dtype=np.int64))},
+                            coords={"group": list(self.groups)})
+        super().__init__(xr.Dataset(data, coords=coords), counts,
+                         prior={"kind": "uniform", "note": "Beta(pc/2, pc/2) per group"},
+                         data_summary={"name": self.name, "n_items": self.n_items, "groups": list(self.groups)},
+                         engine="conjugate", options={"rope": self.rope, "threshold": self.threshold,
+                                                      "target": self.target, "n_runs": self.n_runs})
+
+    def _set(self, **fields: Any) -> None:
+        self.groups = (str(fields["groups"][0]), str(fields["groups"][1]))
+        self.rope, self.threshold, self.target = float(fields["rope"]), float(fields["threshold"]), float(fields["target"])
+        self.checkpoints = np.asarray(fields["checkpoints"], dtype=np.int64)
+        self.match_rate = {str(k): np.asarray(v, dtype=float) for k, v in fields["match_rate"].items()}
+        self.labels_needed = {str(k): (None if v is None else int(v)) for k, v in fields["labels_needed"].items()}
+        self.full_decision = str(fields["full_decision"])
+        self.full_probabilities = np.asarray(fields["full_probabilities"], dtype=float)
+        self.n_runs, self.n_items = int(fields["n_runs"]), int(fields["n_items"])
+        self.group_sizes = (int(fields["group_sizes"][0]), int(fields["group_sizes"][1]))
+        self.group_share = {str(k): np.asarray(v, dtype=float) for k, v in fields["group_share"].items()}
+        self.name = str(fields.get("name") or "")
+
+    def _fields(self) -> dict[str, Any]:
+        return {"groups": list(self.groups), "rope": self.rope, "threshold": self.threshold, "target": self.target,
+                "checkpoints": self.checkpoints.tolist(),
+                "match_rate": {k: v.tolist() for k, v in self.match_rate.items()},
+                "labels_needed": dict(self.labels_needed), "full_decision": self.full_decision,
+                "full_probabilities": self.full_probabilities.tolist(), "n_runs": self.n_runs,
+                "n_items": self.n_items, "group_sizes": list(self.group_sizes),
+                "group_share": {k: v.tolist() for k, v in self.group_share.items()}, "name": self.name}
+
+    # -- save/load: every field, exactly (JSON keeps floats bit for bit) ------------------
+    def _extra_state(self) -> dict[str, Any]:
+        return self._fields()
+
+    def _restore(self, state: dict[str, Any], datasets: dict[str, Any]) -> None:
+        self._set(**state)
+
+    def to_json(self) -> dict[str, Any]:
+        """Every field (``groups``, ``checkpoints``, ``match_rate``, ``labels_needed``, ``full_decision``, ...)
+        plus ``metric`` ("rope-labeling"), ``inference``, ``ci_prob``, ``diagnostics`` and ``sentence``."""
+        from pbassess._json import to_jsonable
+
+        return to_jsonable(self.with_envelope(self._fields()))
 
     def summary(self):
         """One row per strategy: labels needed, as a share of the pool, final match rate."""

@@ -40,6 +40,9 @@ __all__ = ["AssessmentResult", "mcmc_diagnostics"]
 
 _LEGACY_ENGINE = {"nuts": "mcmc", "conjugate": "conjugate"}
 
+#: The group of a saved file holding the state a result class adds (:meth:`AssessmentResult._extra_datasets`).
+_EXTRA = "pbassess_extra"
+
 
 def mcmc_diagnostics(idata: Any, var_names: list[str] | None = None) -> dict[str, Any]:
     """Alias of :func:`pbassess.inference.diagnostics` (kept for existing callers).
@@ -75,13 +78,46 @@ class AssessmentResult:
     >>> p = Predictions.from_top1(["a", "a", "b"], [0.9, 0.8, 0.7], ["a", "b", "b"])
     >>> res = assess_accuracy(p, seed=0)
     >>> isinstance(res, AssessmentResult), res.inference, sorted(res.idata.children)
-    (True, 'conjugate', ['constant_data', 'log_likelihood', 'observed_data', 'posterior'])
+    (True, 'conjugate', ['constant_data', 'log_likelihood', 'log_prior', 'observed_data', 'posterior', 'prior'])
     >>> back = AssessmentResult.load(res.save(pathlib.Path(tempfile.mkdtemp()) / "accuracy.nc"))
     >>> type(back).__name__, back.summary()["mean"].round(3).tolist()
     ('AccuracyResult', [0.5, 0.667])
     """
 
     metric: ClassVar[str] = "base"
+    #: True for helper bases that are never returned (set by ``class X(AssessmentResult, abstract=True)``
+    #: or by a name starting with ``_``); concrete classes register themselves under their ``metric``.
+    _abstract: ClassVar[bool] = True
+
+    def __init_subclass__(cls, abstract: bool = False, **kwargs: Any) -> None:
+        """Register every concrete subclass under its ``metric`` (and its ``"module:qualname"``).
+
+        A class is concrete unless it says ``abstract=True`` or its name starts with ``_``; a
+        concrete class that defines no ``metric`` of its own is reached through the
+        ``result_class`` recorded in its saved files. Two different classes with one ``metric``
+        raise :class:`~pbassess.errors.ConfigError` when the second is defined.
+        """
+        super().__init_subclass__(**kwargs)
+        cls._abstract = bool(abstract) or cls.__name__.startswith("_")
+        if not cls._abstract:
+            from pbassess.results.registry import register_subclass
+
+            register_subclass(cls)
+
+    # -- what save() keeps beyond the base arguments (subclasses with more state override) -----
+    def _extra_state(self) -> dict[str, Any]:
+        """JSON-able state beyond the base ``__init__`` arguments, written by :meth:`save`."""
+        return {}
+
+    def _extra_datasets(self) -> dict[str, Any]:
+        """Named :class:`xarray.Dataset` objects (or nested results) written by :meth:`save`.
+
+        Names may contain ``/`` (e.g. ``"results/pooled"``); no name may be a prefix of another.
+        """
+        return {}
+
+    def _restore(self, state: dict[str, Any], datasets: dict[str, Any]) -> None:
+        """Set the state that :meth:`_extra_state` and :meth:`_extra_datasets` saved (after loading)."""
 
     def __init__(
         self,
@@ -180,6 +216,38 @@ class AssessmentResult:
         """``out`` completed with the shared keys (own keys win)."""
         return {**self.envelope(), **out}
 
+    def _spec(self):
+        """This fit's :class:`~pbassess.inference.Spec` rebuilt from its groups (None: no closed form)."""
+        return None
+
+    def loo(self, *, exact: bool | None = None):
+        """Leave-one-item-out ELPD of the fit, as ArviZ's ``ELPDDataLOO`` (``az.compare`` takes it).
+
+        Conjugate models have a closed-form leave-one-out predictive, so by default their ELPD is
+        exact (:func:`pbassess.inference.exact_loo`: O(cells), Pareto k 0 for every item); other
+        models, a user's PyMC prior, or ``exact=False`` use PSIS-LOO (``az.loo(result.idata)``).
+
+        Examples
+        --------
+        >>> import pbassess as pb
+        >>> res = pb.assess_accuracy(pb.load_data(), seed=0)
+        >>> exact = res.loo()
+        >>> exact.n_data_points == int(res.counts["n"].sum()), float(exact.pareto_k.max())
+        (True, 0.0)
+        """
+        from pbassess.errors import ConfigError
+        from pbassess.inference import exact_loo
+
+        spec = None if exact is False else self._spec()
+        if spec is not None and spec.exact_loo_pointwise() is not None:
+            post = self.idata["posterior"]
+            return exact_loo(spec, int(post.sizes["chain"] * post.sizes["draw"]))
+        if exact:
+            raise ConfigError(f"the {self.metric} fit has no closed-form leave-one-out predictive; use exact=False")
+        import arviz as az
+
+        return az.loo(self.idata)
+
     def draws(self, var: str) -> np.ndarray:
         """Posterior draws of ``var`` stacked over chains: shape (n_draws, ...)."""
         da = self.posterior[var]
@@ -194,35 +262,57 @@ class AssessmentResult:
             float_format=lambda v: f"{v:.3f}", max_rows=40
         )
 
-    def save(self, path: str | os.PathLike) -> Path:
-        """Write the whole result to one netCDF file, atomically.
+    def _saved_nodes(self) -> dict[str, xr.Dataset]:
+        """The nodes :meth:`save` writes: path -> Dataset (root attributes, groups, counts, extra state)."""
+        from pbassess._version import __version__
 
-        Every group of :attr:`idata` is kept (``posterior`` merged with the reported
-        variables, ``log_likelihood``, ``observed_data``, ``sample_stats``, ...) beside
-        ``counts`` and attributes recording the metric, result class, inference, prior, data
-        summary, options, diagnostics, credible mass and the pbassess version.
-        """
-        from pbassess import __version__
-
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
         cls = type(self)
+        extra = self._extra_datasets()
+        nested = [key for key, value in extra.items() if isinstance(value, AssessmentResult)]
         attrs = {
             "pbassess_version": __version__, "metric": self.metric,
             "result_class": f"{cls.__module__}:{cls.__qualname__}",
             "engine": self.engine, "inference": self.inference, "ci_prob": self.ci_prob,
             **{key: json.dumps(getattr(self, key), default=_jsonable)
                for key in ("prior", "data_summary", "options", "diagnostics")},
+            "extra_state": json.dumps(self._extra_state(), default=_jsonable),
+            # the reported variables (the posterior group also holds the model's free variables)
+            "reported_vars": json.dumps([str(v) for v in self.posterior.data_vars]),
+            "extra_datasets": json.dumps([key for key in extra if key not in nested]),
+            "extra_results": json.dumps(nested),
         }
         children: dict[str, xr.Dataset] = {}
         if self._idata is not None:
             for name, child in self._idata.children.items():
                 children[name] = child.to_dataset()
-        children["posterior"] = xr.merge([children.get("posterior", xr.Dataset()), self.posterior],
-                                         compat="override", join="outer")
+        try:
+            children["posterior"] = xr.merge([children.get("posterior", xr.Dataset()), self.posterior],
+                                             compat="override", join="outer")
+        except ValueError:  # e.g. a surface keeps its draws stacked in one chain beside the NUTS trace
+            children.setdefault("posterior", self.posterior)
+            children[_OWN_POSTERIOR] = self.posterior
         children["counts"] = self.counts
-        tree = xr.DataTree.from_dict({"/": xr.Dataset(attrs=attrs),
-                                      **{f"/{k}": _plain(v) for k, v in children.items()}})
+        nodes = {"/": xr.Dataset(attrs=attrs), **{f"/{k}": _plain(v) for k, v in children.items()}}
+        for key, value in extra.items():
+            if isinstance(value, AssessmentResult):
+                for sub, ds in value._saved_nodes().items():
+                    nodes[f"/{_EXTRA}/{key}" + ("" if sub == "/" else sub)] = ds
+            else:
+                nodes[f"/{_EXTRA}/{key}"] = _plain(value)
+        return nodes
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the whole result to one netCDF file, atomically.
+
+        Every group of :attr:`idata` is kept (``posterior`` merged with the reported
+        variables, ``log_likelihood``, ``observed_data``, ``sample_stats``, ...) beside
+        ``counts`` and attributes recording the metric, result class, inference, prior, data
+        summary, options, diagnostics, credible mass and the pbassess version, and the state a
+        subclass adds (:meth:`_extra_state`, :meth:`_extra_datasets`, group ``pbassess_extra``).
+        """
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tree = xr.DataTree.from_dict(self._saved_nodes())
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         os.close(fd)
         try:
@@ -247,9 +337,6 @@ class AssessmentResult:
         ...
         pbassess.errors.DataError: result file not found: missing.nc
         """
-        from pbassess import __version__
-        from pbassess.results.registry import result_class
-
         path = Path(path)
         if not path.exists():
             raise DataError(f"result file not found: {path}")
@@ -257,6 +344,14 @@ class AssessmentResult:
             tree = xr.open_datatree(path, engine="h5netcdf").load()
         except (OSError, ValueError) as exc:
             raise DataError(f"{path}: not a readable pbassess result ({str(exc).splitlines()[0]})") from None
+        return AssessmentResult._from_tree(tree, path, check_version=True)
+
+    @staticmethod
+    def _from_tree(tree: xr.DataTree, path: Any, check_version: bool = False) -> AssessmentResult:
+        """The result saved in ``tree`` (a file's root, or a nested result's node), whole."""
+        from pbassess._version import __version__
+        from pbassess.results.registry import result_class
+
         attrs = tree.attrs
         if "metric" not in attrs or "posterior" not in tree.children or "counts" not in tree.children:
             raise DataError(f"{path}: not a pbassess result (metric {attrs.get('metric')!r})")
@@ -265,18 +360,39 @@ class AssessmentResult:
         except DataError:
             raise DataError(f"{path}: not a pbassess result (metric {attrs.get('metric')!r})") from None
         version = attrs.get("pbassess_version")
-        if version != __version__:
-            warnings.warn(f"{path} was written by pbassess {version}, this is {__version__}", UserWarning, stacklevel=2)
-        groups = {name: child.to_dataset() for name, child in tree.children.items() if name != "counts"}
+        if check_version and version != __version__:
+            warnings.warn(f"{path} was written by pbassess {version}, this is {__version__}", UserWarning, stacklevel=3)
+        skip = ("counts", _EXTRA, _OWN_POSTERIOR)
+        groups = {name: child.to_dataset() for name, child in tree.children.items() if name not in skip}
         idata = xr.DataTree.from_dict({f"/{k}": v for k, v in groups.items()})
+        own = (tree[_OWN_POSTERIOR].to_dataset() if _OWN_POSTERIOR in tree.children
+               else _reported(groups["posterior"], attrs.get("reported_vars")))
         obj = cls.__new__(cls)
         AssessmentResult.__init__(
-            obj, groups["posterior"], tree["counts"].to_dataset(),
+            obj, own, tree["counts"].to_dataset(),
             prior=json.loads(attrs["prior"]), data_summary=json.loads(attrs["data_summary"]),
             engine=attrs["engine"], inference=attrs.get("inference"), ci_prob=float(attrs["ci_prob"]),
             idata=idata, diagnostics=json.loads(attrs["diagnostics"]), options=json.loads(attrs["options"]),
         )
+        extra: dict[str, Any] = {}
+        for key in json.loads(attrs.get("extra_datasets", "[]")):
+            extra[key] = tree[f"{_EXTRA}/{key}"].to_dataset()
+        for key in json.loads(attrs.get("extra_results", "[]")):
+            extra[key] = AssessmentResult._from_tree(tree[f"{_EXTRA}/{key}"], path)
+        obj._restore(json.loads(attrs.get("extra_state", "{}")), extra)
         return obj
+
+
+#: Group of a saved file holding the result's own posterior when it does not align with the trace's.
+_OWN_POSTERIOR = "pbassess_posterior"
+
+
+def _reported(posterior: xr.Dataset, names: str | None) -> xr.Dataset:
+    """The reported variables of a saved posterior group (all of it for files without the list)."""
+    if not names:
+        return posterior
+    keep = [n for n in json.loads(names) if n in posterior.data_vars]
+    return posterior[keep] if keep else posterior
 
 
 def _jsonable(value: Any) -> Any:
@@ -312,3 +428,38 @@ def _plain_attr(value: Any) -> Any:
     if isinstance(value, (dict, list, tuple, bool)):
         return json.dumps(value, default=_jsonable)
     return value
+
+
+def frame_state(frame: Any) -> dict[str, Any]:
+    """A :class:`pandas.DataFrame` as JSON-able state (values, index, column dtypes) for ``_extra_state``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"a": [1, 2], "b": [0.5, float("nan")], "c": ["x", "y"]}, index=pd.Index(["p", "q"], name="k"))
+    >>> pd.testing.assert_frame_equal(frame_from_state(json.loads(json.dumps(frame_state(df)))), df)
+    """
+    return {
+        "columns": [str(c) for c in frame.columns], "index": frame.index.tolist(), "index_name": frame.index.name,
+        "index_dtype": str(frame.index.dtype), "dtypes": [str(t) for t in frame.dtypes],
+        "data": {str(c): [_jsonable(v) if isinstance(v, np.generic) else v for v in frame[c].tolist()]
+                 for c in frame.columns},
+    }
+
+
+def frame_from_state(state: dict[str, Any]) -> Any:
+    """The :class:`pandas.DataFrame` that :func:`frame_state` recorded."""
+    import pandas as pd
+
+    index = pd.Index(state["index"], name=state.get("index_name"))
+    try:
+        index = index.astype(state.get("index_dtype", index.dtype))
+    except (TypeError, ValueError):
+        pass
+    frame = pd.DataFrame({c: state["data"][c] for c in state["columns"]}, index=index, columns=state["columns"])
+    for column, dtype in zip(state["columns"], state["dtypes"], strict=True):
+        try:
+            frame[column] = frame[column].astype(dtype)
+        except (TypeError, ValueError):
+            pass
+    return frame

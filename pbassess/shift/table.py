@@ -2,9 +2,12 @@
 
 :func:`shift_table` splits a prediction set into shift levels (the values of an attribute
 column, ``by``) and models (the values of a model column such as ``method``, or the entries of
-a dict ``{name: Predictions}``), sets the out-of-distribution (OOD) items aside, and returns an
-:class:`xarray.Dataset` with dims ``level`` and ``model`` (plus ``threshold``, ``confidence_bin``
-and ``entropy_bin`` for the curves and histograms, ``draw`` for the posterior draws).
+a dict ``{name: Predictions}``), sets the out-of-distribution (OOD) items aside, and returns a
+:class:`ShiftResult`: a result like every other (``summary()``, ``sentence()``, ``to_json()``,
+``save``/``pbassess.load_result``) that also behaves like the :class:`xarray.Dataset` it wraps
+(:attr:`ShiftResult.table`), with dims ``level`` and ``model`` (plus ``threshold``,
+``confidence_bin`` and ``entropy_bin`` for the curves and histograms, ``draw`` for the posterior
+draws).
 :func:`shift_records` turns it into the list of JSON objects ``pbassess shift`` prints, and
 :func:`worsening` gives P(metric worsens from level to level).
 """
@@ -16,20 +19,21 @@ from typing import Any
 import numpy as np
 
 from pbassess.constants import CI_PROB, DEFAULT_BINS, DEFAULT_DRAWS
+from pbassess.counting import assign_bins, cell_counts
 from pbassess.errors import ConfigError, DataError
 from pbassess.shift import metrics as M
 from pbassess.shift import posterior as P
+from pbassess.shift.records import SCALARS, shift_records, table_of  # noqa: F401  (SCALARS: older imports)
+from pbassess.shift.result import ShiftResult
 
-__all__ = ["HIST_EDGES_CONFIDENCE", "find_ood", "histogram_sets", "pool_levels", "shift_records", "shift_table",
-           "split_models", "worsening"]
+__all__ = ["HIST_EDGES_CONFIDENCE", "ShiftResult", "find_ood", "histogram_sets", "pool_levels", "shift_records",
+           "shift_table", "split_models", "worsening"]
 
 #: Edges of the confidence histograms (20 bins over [0, 1]).
 HIST_EDGES_CONFIDENCE = np.linspace(0.0, 1.0, 21)
 
-SCALARS = ("n", "n_items", "accuracy", "nll", "brier", "brier_reliability", "brier_resolution",
-           "brier_uncertainty", "brier_cross", "ece", "entropy", "confidence", "auroc_ood",
-           "auroc_ood_entropy")
 ALL_LEVEL = "all"
+
 
 
 def _as_predictions(preds: Any):
@@ -115,6 +119,11 @@ def _sort_key(part: str) -> tuple:
         return (1, 0.0, part)
 
 
+def _histogram(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Counts per bin, values outside the edges left out (``numpy.histogram``'s counts)."""
+    return cell_counts(assign_bins(values, edges, clip=False), edges.size - 1)
+
+
 def _level_order(values: np.ndarray) -> list[str]:
     """Distinct levels, numbers numerically; ``a/b`` levels part by part."""
     return sorted(set(values.tolist()), key=lambda v: tuple(_sort_key(x) for x in str(v).split("/")))
@@ -130,8 +139,8 @@ def _level_metrics(p, labeled: np.ndarray, ood_conf: np.ndarray | None, ood_ent:
     ent_all = M.predictive_entropy(probs)
     out: dict[str, Any] = {"n_items": probs.shape[0], "n": int(labeled.sum()), "confidence": conf_all.mean(),
                            "entropy": ent_all.mean()}
-    out["confidence_count"] = np.histogram(conf_all, HIST_EDGES_CONFIDENCE)[0]
-    out["entropy_count"] = np.histogram(ent_all, entropy_edges)[0]
+    out["confidence_count"] = _histogram(conf_all, HIST_EDGES_CONFIDENCE)
+    out["entropy_count"] = _histogram(ent_all, entropy_edges)
     if ood_conf is not None and probs.shape[0]:
         out["auroc_ood"] = M.ood_auroc(conf_all, ood_conf)
         out["auroc_ood_entropy"] = M.ood_auroc(-ent_all, -ood_ent)
@@ -198,8 +207,9 @@ def shift_table(preds: Any, *, by: str | None = None, model_column: str | None =
 
     Returns
     -------
-    xarray.Dataset
-        Dims ``level``, ``model``, ``threshold``, ``confidence_bin``, ``entropy_bin``, ``draw``
+    ShiftResult
+        Behaves like (and wraps, as ``.table``) an :class:`xarray.Dataset` with dims ``level``,
+        ``model``, ``threshold``, ``confidence_bin``, ``entropy_bin``, ``draw``
         and ``hdi`` (lower, upper); variables named as in :data:`SCALARS`, the curves, the
         histograms (``ood_confidence_count`` etc. for the OOD set), the ECE's bin counts
         ``ece_bin_n``, ``ece_bin_correct``, ``ece_bin_score_sum`` (dim ``ece_bin``),
@@ -241,7 +251,7 @@ def shift_table(preds: Any, *, by: str | None = None, model_column: str | None =
         parts = [lv.split("/") for lv in levels]
         for i, column in enumerate(by):
             ds = ds.assign_coords({column: ("level", [pt[i] for pt in parts])})
-    return ds
+    return ShiftResult(ds)
 
 
 def _model_rows(p, is_ood: np.ndarray, level_of: np.ndarray, levels: list[str], *, bins: Any,
@@ -252,8 +262,8 @@ def _model_rows(p, is_ood: np.ndarray, level_of: np.ndarray, levels: list[str], 
     if is_ood.any():
         q = np.asarray(p.probs)[is_ood]
         ood_conf, ood_ent = q.max(axis=1), M.predictive_entropy(q)
-        ood_out = {"ood_confidence_count": np.histogram(ood_conf, HIST_EDGES_CONFIDENCE)[0],
-                   "ood_entropy_count": np.histogram(ood_ent, entropy_edges)[0], "n_ood": int(is_ood.sum())}
+        ood_out = {"ood_confidence_count": _histogram(ood_conf, HIST_EDGES_CONFIDENCE),
+                   "ood_entropy_count": _histogram(ood_ent, entropy_edges), "n_ood": int(is_ood.sum())}
     rows = {}
     for level in levels:
         mask = (level_of == level) & ~is_ood
@@ -349,38 +359,6 @@ def _exact_accuracy_hdi(ds, ci_prob: float) -> None:
     ds["accuracy_mean"].values[...] = np.where(n > 0, (1.0 + np.rint(k)) / (2.0 + n), np.nan)
 
 
-def shift_records(ds) -> list[dict[str, Any]]:
-    """One JSON-able dict per (level, model), the output of ``pbassess shift --json``.
-
-    Examples
-    --------
-    >>> from pbassess import Predictions
-    >>> p = Predictions.from_probs([[0.9, 0.1], [0.2, 0.8]], [0, 0])
-    >>> r = shift_records(shift_table(p, draws=100, seed=0))[0]
-    >>> r["level"], r["n"], r["accuracy"], "auroc_ood" in r
-    ('all', 2, 0.5, False)
-    """
-    keys = ("n", "accuracy", "nll", "brier", "brier_reliability", "brier_resolution", "brier_uncertainty",
-            "brier_cross", "ece", "entropy")
-    has_ood = bool(ds.attrs.get("n_ood"))
-    out = []
-    for level in ds["level"].values.tolist():
-        for model in ds["model"].values.tolist():
-            cell = ds.sel(level=level, model=model)
-            row: dict[str, Any] = {"level": level, "model": model}
-            for key in keys:
-                v = float(cell[key])
-                row[key] = int(v) if key == "n" else (None if np.isnan(v) else v)
-            if has_ood:
-                row["auroc_ood"] = float(cell["auroc_ood"])
-                row["auroc_ood_entropy"] = float(cell["auroc_ood_entropy"])
-            for metric in ("accuracy", "ece", "nll", "brier"):
-                if f"{metric}_hdi" in ds:
-                    row[f"{metric}_hdi"] = [float(v) for v in cell[f"{metric}_hdi"].values]
-            out.append(row)
-    return out
-
-
 def worsening(ds, metric: str = "ece", *, levels: Any = None) -> Any:
     """P(metric worsens from each level to the next) and P(monotone), per model.
 
@@ -401,6 +379,7 @@ def worsening(ds, metric: str = "ece", *, levels: Any = None) -> Any:
     >>> bool(w["p_monotone"].item() > 0.99)
     True
     """
+    ds = table_of(ds)
     import xarray as xr
 
     if f"{metric}_draws" not in ds:
@@ -439,6 +418,7 @@ def pool_levels(ds, levels: Any = None):
     >>> round(float(pooled["accuracy_at_confidence"].sel(threshold=0.0).item()), 4)
     0.6667
     """
+    ds = table_of(ds)
     sub = ds if levels is None else ds.sel(level=list(levels))
     count = sub["count_at_confidence"].fillna(0)
     hits = (sub["accuracy_at_confidence"].fillna(0) * count).sum("level")
@@ -474,6 +454,7 @@ def histogram_sets(ds, sets: dict[str, Any], kind: str = "entropy", *, ood_label
     >>> h["set"].values.tolist(), float(h.sel(set="OOD").sum())
     (['test', 'OOD'], 1.0)
     """
+    ds = table_of(ds)
     import xarray as xr
 
     if kind not in ("entropy", "confidence"):

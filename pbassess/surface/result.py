@@ -72,6 +72,44 @@ class SurfaceResult(AssessmentResult):
         self.surface = surface
         self.fit_seconds = fit_seconds
 
+    # -- save/load: the arms and the surface table beside the base state ---------------
+    def _extra_state(self) -> dict[str, Any]:
+        values = self.arms.values
+        return {"estimator": self.estimator, "fit_seconds": self.fit_seconds,
+                "attributes": list(self.arms.attributes), "continuous": list(self.arms.continuous),
+                "values": values.tolist(), "values_dtype": str(values.dtype)}
+
+    def _extra_datasets(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"surface": self.surface}
+        if self.arms.item_arm is not None:
+            out["item_arm"] = xr.Dataset({"item_arm": ("item", np.asarray(self.arms.item_arm))})
+        return out
+
+    def _restore(self, state: dict[str, Any], datasets: dict[str, Any]) -> None:
+        if "surface" not in datasets or "attributes" not in state:
+            from pbassess.errors import DataError
+
+            raise DataError("this surface result was saved without its arms (pbassess before issue 18); fit it again")
+        counts = self.counts
+        dtype = state.get("values_dtype", "object")
+        values = np.asarray(state["values"], dtype=object if dtype == "object" else dtype)
+        item_arm = datasets["item_arm"]["item_arm"].to_numpy() if "item_arm" in datasets else None
+        self.arms = ArmCounts(tuple(state["attributes"]), values, counts["n"].to_numpy(),
+                              counts["correct"].to_numpy(), counts["pool_n"].to_numpy(),
+                              counts["confidence"].to_numpy(), item_arm, tuple(state.get("continuous", ())))
+        self.counts = self.arms.to_dataset()
+        self.estimator = state["estimator"]
+        self.fit_seconds = state.get("fit_seconds")
+        saved = datasets["surface"]
+        own = [v for v in saved.data_vars if v not in self.counts.data_vars]
+        surface = xr.Dataset({v: ("arm", saved[v].to_numpy()) for v in own}, coords=self.arms.coords()).merge(
+            self.counts, compat="override")  # built as __init__ builds it: same variables, same order
+        surface.attrs = {"estimator": self.estimator, "inference": self.engine,
+                         "attributes": list(self.arms.attributes)}
+        self.surface = surface
+        self.posterior = self.posterior.assign_coords(
+            {k: v for k, v in self.arms.coords().items() if k != "arm" and "arm" in self.posterior.dims})
+
     @property
     def mean(self) -> np.ndarray:
         """Posterior mean accuracy per arm."""
@@ -83,9 +121,14 @@ class SurfaceResult(AssessmentResult):
         return self.surface["var"].to_numpy()
 
     def summary(self):
-        """One row per arm: attribute values, counts, mean, sd, HDI (a pandas DataFrame)."""
+        """One row per arm: attribute values, counts, mean, sd, HDI (a pandas DataFrame).
+
+        The HDI columns are ``hdi_low`` and ``hdi_high`` as in every pbassess table
+        (``hdi_lower``/``hdi_upper`` are kept for one release).
+        """
         frame = self.surface.to_dataframe()
         frame["sd"] = np.sqrt(frame["var"])
+        frame["hdi_low"], frame["hdi_high"] = frame["hdi_lower"], frame["hdi_upper"]
         return frame
 
     def worst_arms(self, k: int = 10, min_pool: float = 0.0):
