@@ -8,13 +8,15 @@ from pbassess.constants import CI_PROB
 from pbassess.data import Predictions, as_predictions, list_models, load_data, read_predictions
 from pbassess.errors import ConfigError, DataError, PbassessError
 
-__version__ = "0.1.0"
+from pbassess._version import __version__
 
 # Heavier layers (PyMC, numba) load on first use, so that `import pbassess` and the CLI stay fast.
 _LAZY = {
     "assess_accuracy": "pbassess.assess", "assess_calibration": "pbassess.assess",
     "assess_confusion": "pbassess.assess", "compare_groups": "pbassess.assess", "compare_models": "pbassess.assess",
     "assess_hierarchical": "pbassess.assess", "assess_hierarchical_calibration": "pbassess.assess",
+    "compare_priors": "pbassess.assess", "PriorComparison": "pbassess.assess",
+    "estimate": "pbassess.estimation", "fit_surface": "pbassess.surface", "shift_table": "pbassess.shift",
     "AssessmentResult": "pbassess.results", "LabelingSession": "pbassess.active", "simulate": "pbassess.active",
 }
 
@@ -48,7 +50,8 @@ def load_result(path):
 
 __all__ = [
     "AssessmentResult", "LabelingSession", "assess_accuracy", "assess_calibration", "assess_confusion",
-    "assess_hierarchical", "assess_hierarchical_calibration", "compare_groups", "compare_models", "load_result",
+    "assess_hierarchical", "assess_hierarchical_calibration", "compare_groups", "compare_models", "compare_priors",
+    "PriorComparison", "estimate", "fit_surface", "shift_table", "load_result",
     "simulate",
     "CI_PROB", "ConfigError", "DataError", "PbassessError", "Predictions", "__version__", "as_predictions", "list_models",
     "load_data", "read_predictions",

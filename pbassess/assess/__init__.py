@@ -8,24 +8,28 @@
 * :func:`assess_confusion` – confusion probabilities and expected cost under a cost matrix;
 * :func:`compare_groups`, :func:`compare_models` – differences, P(diff > 0), ROPE;
 * :func:`assess_hierarchical`, :func:`assess_hierarchical_calibration` – partial pooling
-  across environments.
+  across environments;
+* :func:`compare_priors` – several priors for one assessment: exact or PSIS LOO, prior
+  sensitivity, prior predictive checks.
 """
 
 from pbassess.assess.accuracy import AccuracyResult, assess_accuracy
 from pbassess.assess.calibration import CalibrationResult, assess_calibration
-from pbassess.assess.compare import ComparisonResult, compare_groups, compare_models, fairness_table
+from pbassess.assess.compare import ComparisonResult, compare_groups, compare_models
 from pbassess.assess.cost import CostResult, assess_confusion
+from pbassess.assess.fairness import fairness_table
 from pbassess.assess.hierarchical import (
     HierarchicalCalibrationResult,
     HierarchicalResult,
     assess_hierarchical,
     assess_hierarchical_calibration,
 )
-from pbassess.assess.pooling import ModelComparison, compare_pooling, compare_priors
+from pbassess.assess.pooling import ModelComparison, compare_pooling
+from pbassess.assess.priors import PriorComparison, compare_priors
 from pbassess.assess.rope_labeling import simulate_rope_labeling
 
 __all__ = [
     "AccuracyResult", "CalibrationResult", "ComparisonResult", "CostResult", "HierarchicalCalibrationResult",
-    "HierarchicalResult", "ModelComparison", "assess_accuracy", "assess_calibration", "assess_confusion", "assess_hierarchical",
+    "HierarchicalResult", "ModelComparison", "PriorComparison", "assess_accuracy", "assess_calibration", "assess_confusion", "assess_hierarchical",
     "assess_hierarchical_calibration", "compare_groups", "compare_models", "compare_pooling", "compare_priors", "fairness_table", "simulate_rope_labeling",
 ]
