@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FIGURES", "markdown_table", "save_figures", "save_result", "write_report"]
+__all__ = ["FIGURES", "as_figure", "markdown_table", "save_figures", "save_result", "write_report"]
 
 #: Figures written for each metric: (file stem, plotting module, function). The first is the
 #: metric's main figure (the one ``result.plot()`` draws).
@@ -53,8 +53,16 @@ FIGURES: dict[str, tuple[tuple[str, str, str], ...]] = {
 _TITLES = {"accuracy": "Accuracy by predicted class", "calibration": "Calibration", "cost": "Misclassification cost"}
 
 
-def _as_figure(obj: Any):
-    """The matplotlib Figure behind what a plot function returned (Figure, Axes or array of Axes)."""
+def as_figure(obj: Any):
+    """The matplotlib Figure behind what a plot function returned (Figure, Axes or array of Axes).
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots()
+    >>> as_figure(ax) is fig, as_figure([ax]) is fig
+    (True, True)
+    """
     from matplotlib.figure import Figure
 
     if isinstance(obj, Figure):
@@ -64,7 +72,7 @@ def _as_figure(obj: Any):
     if hasattr(obj, "flat"):  # numpy array of Axes
         return next(iter(obj.flat)).get_figure()
     if isinstance(obj, (list, tuple)) and obj:
-        return _as_figure(obj[0])
+        return as_figure(obj[0])
     raise TypeError(f"a plot function returned {type(obj).__name__}, not a matplotlib Figure or Axes")
 
 
@@ -112,7 +120,7 @@ def save_figures(result: Any, out_dir: str | os.PathLike, *, prefix: str = "", d
         if not _applies(result, stem):
             continue
         func = getattr(importlib.import_module(module_name), func_name)
-        fig = _as_figure(func(result))
+        fig = as_figure(func(result))
         path = out / f"{prefix}{stem}.png"
         fig.savefig(path, dpi=dpi, bbox_inches="tight")
         plt.close(fig)

@@ -46,13 +46,16 @@ def run_json(capsys, *argv: str) -> dict:
 
 
 def assert_one_line_error(capsys, *argv: str, match: str) -> str:
+    """Exit status 2 and one error line on stderr (after the subcommand's usage for a bad option)."""
     code, out, err = run_cli(capsys, *argv)
     assert code == 2, (code, out, err)
     lines = err.strip().splitlines()
-    assert len(lines) == 1, f"expected one stderr line, got: {err!r}"
-    assert lines[0].startswith("pbassess ") and ": error: " in lines[0]
-    assert match in lines[0], lines[0]
-    return lines[0]
+    usage = lines[:-1]
+    assert not usage or (usage[0].startswith(f"usage: pbassess {argv[0]}") and all(
+        line.startswith(" ") for line in usage[1:])), f"expected the subcommand's usage and one line, got: {err!r}"
+    assert lines[-1].startswith("pbassess ") and ": error: " in lines[-1] and "Traceback" not in err
+    assert match in lines[-1], lines[-1]
+    return lines[-1]
 
 
 # ------------------------------------------------------------------------------ data
@@ -146,7 +149,7 @@ def test_assess_accuracy_json_is_the_results_to_json(capsys):
     assert all(lo <= m <= hi for m, (lo, hi) in zip(obj["mean"], obj["hdi"], strict=True))
     assert sum(obj["p_lowest"]) == pytest.approx(1.0)
     expected = json.loads(json.dumps(assess_accuracy(load_data(), seed=3).to_json()))
-    assert obj == expected
+    assert obj.pop("seed") == 3 and obj == expected
 
 
 def test_assess_calibration_json(capsys):
@@ -226,13 +229,16 @@ def test_assess_informed_cost_prior_on_top1_data(capsys, tmp_path):
 @pytest.mark.parametrize(
     ("argv", "match"),
     [
-        (["--metric", "precision"], "--metric must be one of accuracy, calibration, cost"),
-        (["--engine", "vi"], "--inference must be conjugate or nuts"),
+        (["--metric", "precision"], "argument --metric: invalid choice: 'precision'"),
+        (["--engine", "vi"], "--inference must be conjugate or nuts for this command"),
         (["--prior", "flat"], "--prior must be one of uniform, informed"),
         (["--pseudocount", "0"], "--pseudocount must be positive"),
-        (["--draws", "0"], "--draws must be a positive integer"),
+        (["--draws", "0"], "--draws must be at least 1"),
         (["--draws", "2.5"], "--draws must be an integer"),
         (["--seed", "-1"], "--seed must be a non-negative integer"),
+        (["--seeds", "3"], "unrecognized arguments: --seeds 3"),
+        (["--se", "3"], "unrecognized arguments: --se 3"),
+        (["--tune", "100"], "--tune applies to --inference nuts"),
         (["--cost", "people"], "--cost-matrix applies only to --metric cost"),
         (["--metric", "calibration", "--prior", "informed"], "--prior informed applies to accuracy and cost"),
         (["--models", "score_LR"], "--models applies only to binary-score CSV data"),
@@ -303,12 +309,16 @@ def test_assess_other_metrics_write_files(capsys, tmp_path, metric):
     assert (tmp_path / f"{metric}.nc").is_file() and list(tmp_path.glob(f"{metric}*.png"))
 
 
-def test_assess_default_out_folder_is_reports_data_name(capsys, tmp_path, monkeypatch):
+def test_assess_writes_nothing_without_out(capsys, tmp_path, monkeypatch):
+    """Like every command: files only with --out DIR (then the .nc, the figures and report.md)."""
     monkeypatch.chdir(tmp_path)
     code, stdout, err = run_cli(capsys, "assess", "digits-shift", "--by", "environment", "--draws", "500")
     assert code == 0, err
-    assert (tmp_path / "reports" / "digits-shift" / "accuracy.nc").is_file()
-    assert "gaussian-noise-5" in stdout
+    assert not list(tmp_path.iterdir())
+    assert "gaussian-noise-5" in stdout and stdout.strip().splitlines()[-1].startswith("seed ")
+    code, stdout, err = run_cli(capsys, "assess", "digits-shift", "--by", "environment", "--draws", "500",
+                                "--out", "rep")
+    assert code == 0 and (tmp_path / "rep" / "accuracy.nc").is_file() and (tmp_path / "rep" / "report.md").is_file()
 
 
 def test_assess_json_writes_nothing_without_out(capsys, tmp_path, monkeypatch):
@@ -325,7 +335,9 @@ def test_demo_writes_the_report(capsys, tmp_path):
     code, stdout, err = run_cli(capsys, "demo", "--out", str(out))
     assert code == 0, err
     report = out / "report.md"
-    assert stdout.strip().splitlines()[-1] == f"report written to {report}"
+    assert stdout.strip().splitlines()[-2] == f"report written to {report}"
+    seed = stdout.strip().splitlines()[-1].removeprefix("seed ")  # a fresh seed, recorded
+    assert f"seed {seed}" in report.read_text()
     text = report.read_text()
     for metric in ("accuracy", "calibration", "cost"):
         result = AssessmentResult.load(out / f"{metric}.nc")
@@ -333,8 +345,8 @@ def test_demo_writes_the_report(capsys, tmp_path):
     links = [line.split("](", 1)[1].rstrip(")") for line in text.splitlines() if line.startswith("![")]
     assert len(links) >= 3 and all((out / link).is_file() for link in links)
     assert text.count("| --- |") >= 3  # markdown tables
-    # Seeded: a second run gives the same numbers.
-    code, stdout2, _ = run_cli(capsys, "demo", "--out", str(tmp_path / "again"))
+    # Seeded: a second run with the recorded seed gives the same numbers.
+    code, stdout2, _ = run_cli(capsys, "demo", "--out", str(tmp_path / "again"), "--seed", seed)
     assert stdout2.replace(str(tmp_path / "again"), str(out)) == stdout
 
 

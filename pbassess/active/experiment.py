@@ -27,13 +27,14 @@ from typing import Any
 
 import numpy as np
 
-from pbassess.active.engine import engine_seed, run_engine, warm_up
+from pbassess.active.engine import engine_seed, run_engine
 from pbassess.active.evaluation import labels_to_mrr
 from pbassess.active.model import check_prior, prior_names
 from pbassess.active.result import SimulationResult
 from pbassess.active.strategies import StrategyOptions, parse_strategies
-from pbassess.active.targets import _check_pool, _cost_spec, build_inputs, target_info
+from pbassess.active.targets import _check_pool, _cost_spec, build_inputs, target_info, warm_up
 from pbassess.constants import CI_PROB, DEFAULT_BINS, DEFAULT_PSEUDOCOUNT
+from pbassess.counting import cell_counts
 from pbassess.errors import ConfigError
 
 __all__ = ["labels_to_mrr_table", "simulate"]
@@ -49,17 +50,17 @@ def _parse_priors(priors: str | Iterable[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-def simulate(pred: Any, target: str = "least-accurate", strategies: str | Iterable[str] = ("random-item", "ts"),
+def simulate(preds: Any, target: str = "least-accurate", strategies: str | Iterable[str] = ("random-item", "ts"),
              priors: str | Iterable[str] = ("uniform",), *, pseudocount: float = DEFAULT_PSEUDOCOUNT,
              top_m: int = 1, runs: int = 100, log_every: int = 100, budget: int | None = None,
-             seed: int | None = 0, bins: int = DEFAULT_BINS, cost_matrix: Any = None,
+             seed: Any = None, bins: int = DEFAULT_BINS, cost_matrix: Any = None,
              batch_size: int | None = None, ci_prob: float = CI_PROB, options: StrategyOptions | None = None,
              progress: Callable[[int, int, str], None] | bool | None = None, cost: Any = None) -> SimulationResult:
     """Simulate active assessment on a fully labeled pool for a grid of strategies and priors.
 
     Parameters
     ----------
-    pred : Predictions or DataFrame
+    preds : Predictions or DataFrame
         The pool; every item needs its true label (top-1 form is enough).
     target : str
         ``least-accurate``, ``most-accurate``, ``most-miscalibrated``, ``highest-cost`` or
@@ -80,7 +81,8 @@ def simulate(pred: Any, target: str = "least-accurate", strategies: str | Iterab
     budget : int, optional
         Labels per run (default: the whole pool).
     seed : int or numpy.random.Generator, optional
-        The one seed every run derives from (a Generator gives one integer seed).
+        The one seed every run derives from (a Generator gives one integer seed; None, the
+        default: a fresh seed, recorded in the result's settings).
     bins : int
         Confidence bins inside each class (``most-miscalibrated``).
     cost_matrix : name, array (K, K) or path, optional
@@ -93,8 +95,9 @@ def simulate(pred: Any, target: str = "least-accurate", strategies: str | Iterab
     options : StrategyOptions, optional
         Batch size and strategy tuning.
     progress : callable or bool, optional
-        ``progress(done_runs, total_runs, label)`` as runs finish; ``True`` prints a note and a bar
-        on stderr.
+        ``progress(done_runs, total_runs, label)`` as runs finish; ``True`` shows a note and a
+        progress bar (tqdm: a widget in Jupyter, a bar on a terminal's stderr); ``None`` (default)
+        does so when a person is watching (:func:`pbassess.inference.progress_wanted`).
 
     Returns
     -------
@@ -111,8 +114,10 @@ def simulate(pred: Any, target: str = "least-accurate", strategies: str | Iterab
     >>> float(ds["mrr"].sel(strategy="random-item")[..., -1].mean())   # all labels: the truth
     1.0
     """
-    pred = _check_pool(pred)
+    pred = _check_pool(preds)
     seed = engine_seed(seed)  # a Generator becomes one int, so every (strategy, prior) shares the runs
+    if seed is None:  # fresh entropy, drawn once and recorded in the result so the run can be repeated
+        seed = int(np.random.default_rng().integers(2**62))
     info = target_info(target)
     names = parse_strategies(strategies, target)
     prior_list = _parse_priors(priors)
@@ -135,6 +140,10 @@ def simulate(pred: Any, target: str = "least-accurate", strategies: str | Iterab
     n_logs = total // log_every
     if n_logs < 1:
         raise ConfigError(f"log_every ({log_every}) is larger than the number of labels ({total})")
+    if progress is None:  # the one progress rule: a terminal or a Jupyter kernel, and no --json / --quiet
+        from pbassess.inference.sampling import progress_wanted
+
+        progress = progress_wanted()
     if progress is True:  # after every check, so a bad option is the only line a user sees
         sys.stderr.write(f"pbassess simulate: {pred.name}, {pred.n_items} items, {pred.n_classes} classes; "
                          "compiling the engine (cached after the first run)...\n")
@@ -143,7 +152,7 @@ def simulate(pred: Any, target: str = "least-accurate", strategies: str | Iterab
     report = _progress_printer() if progress is True else progress or None
     grid = _run_grid(inputs, names, runs=runs, n_logs=n_logs, seed=seed, budget=budget, log_every=log_every,
                      options=options, report=report)
-    arms = np.flatnonzero(np.bincount(pred.predicted, minlength=pred.n_classes) > 0)
+    arms = np.flatnonzero(cell_counts(pred.predicted, pred.n_classes) > 0)
     class_names = np.array(pred.classes, dtype=str)[arms]
     settings = {
         "target": target, "metric": info["metric"], "direction": info["direction"], "top_m": int(top_m),
@@ -235,15 +244,19 @@ def labels_to_mrr_table(ds, threshold: float = 0.99):
 
 
 def _progress_printer():
-    start = time.perf_counter()
+    """A ``report(done, total, label)`` that moves a tqdm bar (a widget in Jupyter)."""
+    from tqdm.auto import tqdm
+
+    state: dict[str, Any] = {}
 
     def report(done: int, total_: int, label: str) -> None:
-        width = 30
-        filled = int(width * done / max(total_, 1))
-        bar = "#" * filled + "-" * (width - filled)
-        sys.stderr.write(f"\r[{bar}] {done}/{total_} {label:<28s} {time.perf_counter() - start:6.1f}s")
+        bar = state.get("bar")
+        if bar is None:
+            bar = state["bar"] = tqdm(total=total_, unit="run", file=sys.stderr, leave=True)
+        bar.set_description_str(label)
+        bar.update(done - bar.n)
         if done == total_:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
+            bar.close()
+            state.pop("bar")
 
     return report

@@ -1,53 +1,117 @@
-"""The ``pbassess`` command line: ``data``, ``assess``, ``demo``, ``simulate``, ``session``,
-``compare`` and ``hierarchical`` (the last two both registered by :mod:`pbassess.cli.compare`).
+"""The ``pbassess`` command line.
 
 Each subcommand lives in its own module exposing ``register(subparsers)``, which adds a parser
-whose ``func(args) -> int`` runs it. Errors a user can trigger (:class:`PbassessError`) print
-one line on stderr and exit with status 2; ``--json`` output is one JSON object on stdout.
+(with :func:`pbassess.cli.options.add_command` and the option groups of
+:mod:`pbassess.cli.options`) whose ``func(args) -> int`` runs it. ``pbassess --help`` lists the
+commands by task (:data:`COMMAND_GROUPS`). Errors a user can trigger (:class:`PbassessError`
+and bad option values) print one line on stderr and exit with status 2; an unknown option, a
+missing argument or an invalid choice prints the subcommand's usage and one line (status 2).
+``--json`` output is one JSON object on stdout; ``--strict`` exits with status 3 when a fit
+fails its diagnostics.
+
+Adding a subcommand: write its module (see :mod:`pbassess.cli.options`), add the module to
+:data:`SUBCOMMAND_MODULES` and its command name to a task of :data:`COMMAND_GROUPS`.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import sys
-from typing import Any
 
-from pbassess._json import to_jsonable
+from pbassess.cli.output import emit_json
 from pbassess.errors import PbassessError
 
-__all__ = ["emit_json", "main"]
+__all__ = ["COMMAND_GROUPS", "SUBCOMMAND_MODULES", "build_parser", "emit_json", "main"]
 
+#: Modules that register subcommands (``compare`` also registers ``hierarchical``; ``surface``
+#: also ``surface-explore``).
 SUBCOMMAND_MODULES = ("data", "assess", "demo", "simulate", "session", "compare", "grid", "estimate", "shift", "surface",
-                      "recalibrate")
+                      "recalibrate", "priors")
+
+#: ``pbassess --help``: the commands by task (every registered command appears once).
+COMMAND_GROUPS: dict[str, tuple[str, ...]] = {
+    "data": ("data",),
+    "assess a classifier": ("assess", "compare", "hierarchical", "shift", "surface", "recalibrate"),
+    "check the model and its priors": ("priors",),
+    "estimate from few labels": ("estimate",),
+    "choose what to label": ("session", "simulate", "surface-explore"),
+    "run many or show everything": ("grid", "demo"),
+}
 
 
-def emit_json(obj: Any) -> None:
-    """Print exactly one JSON object on stdout (NaN becomes null)."""
-    print(json.dumps(to_jsonable(obj), allow_nan=False))
+def _commands_epilog(sub: argparse._SubParsersAction) -> str:
+    lines = ["commands by task:"]
+    listed: set[str] = set()
+    width = max(len(n) for n in sub.choices) + 2
+    for task, names in COMMAND_GROUPS.items():
+        present = [n for n in names if n in sub.choices]
+        if not present:
+            continue
+        lines.append(f"  {task}:")
+        for n in present:
+            lines.append(f"    {n.ljust(width)}{getattr(sub.choices[n], 'pb_help', '')}")
+            listed.add(n)
+    others = [n for n in sub.choices if n not in listed]
+    if others:
+        lines.append("  other:")
+        lines += [f"    {n.ljust(width)}{getattr(sub.choices[n], 'pb_help', '')}" for n in others]
+    lines += ["", "Run pbassess COMMAND --help for a command's options and two examples."]
+    return "\n".join(lines)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The full argument parser (one sub-parser per subcommand module)."""
-    from pbassess import __version__
+    """The full argument parser (one sub-parser per subcommand module).
 
-    parser = argparse.ArgumentParser(prog="pbassess", description="Bayesian assessment of black-box classifiers.")
+    Examples
+    --------
+    >>> "assess" in build_parser().format_help()
+    True
+    """
+    from pbassess._version import __version__
+    from pbassess.cli.options import _Formatter, _Parser
+
+    parser = _Parser(prog="pbassess", description="Bayesian assessment of black-box classifiers.",
+                     formatter_class=_Formatter)
     parser.add_argument("--version", action="version", version=f"pbassess {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser,
+                                help="one of the commands below")
     for name in SUBCOMMAND_MODULES:
         importlib.import_module(f"pbassess.cli.{name}").register(sub)
+    parser.epilog = _commands_epilog(sub)
+    sub._choices_actions = []  # the commands are listed by task in the epilog instead of in one flat list
     return parser
 
 
+def _innermost(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.ArgumentParser:
+    """The (sub)parser of the command named in ``argv`` (for its usage on an error)."""
+    current = parser
+    for token in argv:
+        subs = [a for a in current._actions if isinstance(a, argparse._SubParsersAction)]
+        if subs and token in subs[0].choices:
+            current = subs[0].choices[token]
+    return current
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``pbassess`` command."""
+    """Entry point of the ``pbassess`` command (returns the exit status)."""
+    from pbassess.cli.options import BadValue
+
     parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args, extras = parser.parse_known_args(argv)
+        if extras:
+            _innermost(parser, argv).error(f"unrecognized arguments: {' '.join(extras)}")
+    except BadValue as exc:  # a bad option value: one line
+        print(f"{_innermost(parser, argv).prog}: error: {exc}", file=sys.stderr)
+        return 2
+    except SystemExit as exc:  # --help, --version, or a usage error (already printed after the usage)
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
     try:
         return int(args.func(args) or 0)
     except PbassessError as exc:
-        print(f"pbassess {args.command}: error: {exc}", file=sys.stderr)
+        print(f"pbassess {args.command}: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"pbassess {args.command}: interrupted", file=sys.stderr)

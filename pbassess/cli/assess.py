@@ -3,19 +3,18 @@
 ::
 
     pbassess assess DATA [--metric accuracy|calibration|cost] [--prior uniform|informed]
-                         [--pseudocount X] [--bins B] [--inference conjugate|nuts] [--draws D]
-                         [--seed S] [--ci-prob P] [--out DIR] [--json] [--strict] [--batch-size N]
-                         [--models score_X] [--threshold T] [--cost-matrix zero-one|people|superclass|FILE]
-                         [--by predicted|true|GROUP]
+                         [--pseudocount PC] [--bins B] [--cost-matrix zero-one|people|superclass|FILE]
+                         [--by predicted|true|GROUP] [--chunk-size N]
+                         [data, inference, seed, interval, output, strict and progress options]
 
 ``DATA`` is a prediction file (any format of :mod:`pbassess.data.readers`) or a registered
-name (``pbassess data list``). Without ``--json`` the command prints the summary table and the
-result's sentence and writes the figures (PNG) and the posterior (netCDF) to ``--out``
-(default ``reports/<data-name>``). With ``--json`` it prints exactly one JSON object, the
-result's ``to_json()``, writes files only when ``--out`` is given, and shows no progress bar.
-Bad input or options print one line on stderr and exit with status 2; with ``--strict`` a NUTS
-fit that fails its diagnostics exits with status 3 (without it, a warning is printed and the
-sentence says so).
+name (``pbassess data list``). Without ``--json`` the command prints the result's sentence,
+the summary table and the seed. ``--out DIR`` writes the figures (PNG), the posterior
+(netCDF) and ``report.md``; ``--json`` prints exactly one JSON object, the result's
+``to_json()`` with the ``seed``, and shows no progress bar. The shared options are those of
+:mod:`pbassess.cli.options`. Bad input or options print one line on stderr and exit with
+status 2; with ``--strict`` a fit that fails its diagnostics exits with status 3 (without it,
+a warning is printed and the sentence says so).
 """
 
 from __future__ import annotations
@@ -26,56 +25,48 @@ from typing import Any
 
 import numpy as np
 
-from pbassess.cli import _options as opt
-from pbassess.constants import DEFAULT_BINS, DEFAULT_DRAWS, DEFAULT_PSEUDOCOUNT, DEFAULT_THRESHOLD
-from pbassess.errors import ConfigError, DataError
+from pbassess.cli import options as opt
+from pbassess.cli.loading import LAZY_SUFFIXES, load_predictions  # noqa: F401  (public here too)
+from pbassess.constants import DEFAULT_BINS, DEFAULT_DRAWS, DEFAULT_PSEUDOCOUNT
+from pbassess.errors import ConfigError
 
 __all__ = ["METRICS", "assess_predictions", "load_predictions", "read_cost_matrix", "register", "run"]
 
 METRICS = ("accuracy", "calibration", "cost")
 PRIORS = ("uniform", "informed")
-ENGINES = ("conjugate", "mcmc")
 NAMED_COSTS = ("zero-one", "people", "superclass")
-LAZY_SUFFIXES = (".parquet", ".pq", ".zarr")
+
+
+EXAMPLES = ("pbassess assess digits-logreg --metric calibration --seed 1 --json",
+            "pbassess assess digits-shift --by environment --seed 1 --out reports/digits-shift")
 
 
 def register(subparsers: Any) -> None:
     """Add the ``assess`` subcommand."""
-    p = subparsers.add_parser(
-        "assess", help="posterior accuracy, calibration or cost of a prediction set",
+    p = opt.add_command(
+        subparsers, "assess", fits=True, help="posterior accuracy, calibration or cost of a prediction set",
         description="Bayesian assessment of one prediction set: accuracy per predicted class, calibration "
                     "(reliability diagram and ECE) or expected misclassification cost.",
+        examples=EXAMPLES,
     )
-    p.add_argument("data", metavar="DATA", help="a prediction file or a registered name (see pbassess data list)")
-    p.add_argument("--metric", default="accuracy", metavar="{accuracy,calibration,cost}",
-                   help="what to assess (default: accuracy)")
+    opt.add_data(p)
+    p.add_argument("--metric", default="accuracy", choices=METRICS, help="what to assess (default: accuracy)")
     p.add_argument("--prior", default=None, metavar="{uniform,informed}",
                    help="Beta/Dirichlet prior of accuracy and cost: uniform (default) or informed by the "
                         "model's own confidence")
-    p.add_argument("--pseudocount", default=None, metavar="X",
+    p.add_argument("--pseudocount", default=None, metavar="PC",
                    help=f"prior strength, a positive number (default {DEFAULT_PSEUDOCOUNT:g})")
     p.add_argument("--bins", default=None, metavar="B",
                    help=f"number of equal-width calibration bins (default {DEFAULT_BINS}; calibration only)")
-    opt.add_inference(p)
-    p.add_argument("--draws", default=None, metavar="D",
-                   help=f"conjugate: Monte Carlo draws (default {DEFAULT_DRAWS}); nuts: draws per chain, after as "
-                        "many tuning steps (default 1000 each, 4 chains)")
+    opt.add_inference(p, draws_default=f"{DEFAULT_DRAWS} conjugate draws; NUTS: the fit's")
     opt.add_seed(p)
-    opt.add_ci_prob(p)
-    opt.add_out(p, default="reports/<data-name>")
-    opt.add_json(p)
+    opt.add_interval(p)
+    opt.add_output(p)
     opt.add_strict(p)
-    opt.add_batch_size(p, "Parquet or Zarr data: items read and counted per chunk (default: the reader's)")
-    p.add_argument("--models", default=None, metavar="score_X",
-                   help="binary-score CSV data: the classifier column to assess (e.g. score_LR)")
-    p.add_argument("--threshold", default=None, metavar="T",
-                   help=f"binary-score CSV data: the decision threshold of the positive class (default "
-                        f"{DEFAULT_THRESHOLD:g})")
-    p.add_argument("--ties", default=None, choices=("negative", "positive"),
-                   help="binary-score CSV data: the class of a score exactly at the threshold (default negative: "
-                        "predict positive only above it)")
-    p.add_argument("--normalize", action="store_true",
-                   help="rescale probability rows that do not sum to one instead of rejecting them")
+    opt.add_quiet(p)
+    p.add_argument("--chunk-size", dest="batch_size", default=None, metavar="N",
+                   help="Parquet or Zarr data: items read and counted per chunk (default: the reader's)")
+    opt.add_deprecated_alias(p, "--batch-size", "--chunk-size", "batch_size")
     opt.add_cost_matrix(p)
     p.add_argument("--by", default=None, metavar="{predicted,true,GROUP}",
                    help="accuracy only: regions to compare, by predicted class (default), true class or a group column")
@@ -94,7 +85,6 @@ def _choice(value: str | None, choices: tuple[str, ...], option: str, default: s
 def _options(args: argparse.Namespace) -> dict[str, Any]:
     """Validate the command-line options into keyword arguments (ConfigError on bad ones)."""
     metric = _choice(args.metric, METRICS, "--metric", "accuracy")
-    inference = opt.inference_value(args.inference)
     prior = _choice(args.prior, PRIORS, "--prior", "uniform")
     pseudocount = opt.number_value(args.pseudocount, "--pseudocount", default=DEFAULT_PSEUDOCOUNT)
     if pseudocount <= 0:
@@ -102,80 +92,17 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
     bins = opt.number_value(args.bins, "--bins", integer=True, default=DEFAULT_BINS)
     if bins < 1:
         raise ConfigError(f"--bins must be at least 1, got {args.bins}")
-    draws = opt.number_value(args.draws, "--draws", integer=True)
-    if draws is not None and draws < 1:
-        raise ConfigError(f"--draws must be a positive integer, got {args.draws}")
-    seed = opt.number_value(args.seed, "--seed", integer=True)
-    if seed is not None and seed < 0:
-        raise ConfigError(f"--seed must be a non-negative integer, got {args.seed}")
-    threshold = opt.number_value(args.threshold, "--threshold")
-    if threshold is not None and not 0 < threshold < 1:
-        raise ConfigError(f"--threshold must be strictly between 0 and 1, got {args.threshold}")
     for option, value, wanted in (("--bins", args.bins, "calibration"), ("--cost-matrix", args.cost_matrix, "cost"),
                                   ("--by", args.by, "accuracy")):
         if value is not None and metric != wanted:
             raise ConfigError(f"{option} applies only to --metric {wanted} (this is --metric {metric})")
     if metric == "calibration" and prior != "uniform":
         raise ConfigError("--prior informed applies to accuracy and cost; calibration uses its own per-bin prior")
-    return {"metric": metric, "inference": inference, "prior": prior, "pseudocount": pseudocount, "bins": bins,
-            "draws": draws, "seed": seed, "threshold": threshold, "models": args.models,
+    batch_size = opt.number_value(args.batch_size, "--chunk-size", integer=True, minimum=1)
+    return {"metric": metric, "prior": prior, "pseudocount": pseudocount, "bins": bins,
+            "seed": opt.seed_value(args), "threshold": args.threshold, "models": args.models,
             "cost": args.cost_matrix or "zero-one", "by": args.by or "predicted",
-            "ci_prob": opt.ci_prob_value(args.ci_prob), "batch_size": opt.batch_size_value(args.batch_size)}
-
-
-# ------------------------------------------------------------------------------ data
-def load_predictions(data: str, *, models: str | None = None, threshold: float | None = None,
-                     normalize: bool = False, ties: str | None = None, batch_size: int | None = None):
-    """Load ``DATA`` (a registered name or a file) with the binary-score options.
-
-    Returns
-    -------
-    (Predictions, str)
-        The predictions and a short name for the default output folder.
-
-    Examples
-    --------
-    >>> preds, name = load_predictions("digits-logreg")
-    >>> name, preds.n_items
-    ('digits-logreg', 899)
-    """
-    from pbassess.data import registry
-    from pbassess.data.readers import detect_format
-
-    registered = data in {c.name for c in registry.list_models()}
-    if registered:
-        fmt = registry.model_card(data).format
-        name = data
-    else:
-        path = Path(data)
-        if not path.exists():
-            raise DataError(f"DATA {data!r} is neither a file nor a registered data set (see `pbassess data list`)")
-        lazy = path.is_dir() or path.suffix.lower() in LAZY_SUFFIXES  # read chunk by chunk (Parquet, Zarr)
-        fmt = "parquet/zarr" if lazy else detect_format(path)
-        name = path.name.split(".")[0]
-    options: dict[str, Any] = {}
-    if fmt == "binary-scores-csv":
-        if models is not None:
-            if "," in models:
-                raise ConfigError(f"--models takes one classifier column, got {models!r} (use `pbassess compare` for several)")
-            options["model"] = models if models.startswith("score_") else f"score_{models}"
-            name = f"{name}-{options['model'][6:]}"
-        if threshold is not None:
-            options["threshold"] = threshold
-        if ties is not None:
-            options["ties"] = ties
-    elif models is not None or threshold is not None or ties is not None:
-        option = "--models" if models is not None else "--threshold" if threshold is not None else "--ties"
-        raise ConfigError(f"{option} applies only to binary-score CSV data; {data!r} is {fmt}")
-    if normalize:
-        if fmt not in ("label-probs-text", "pbassess-csv"):
-            raise ConfigError(f"--normalize applies to files with probability columns; {data!r} is {fmt}")
-        options["normalize"] = True
-    if batch_size is not None:
-        if not str(data).lower().rstrip("/").endswith(LAZY_SUFFIXES):
-            raise ConfigError(f"--batch-size applies to Parquet or Zarr data read in chunks; {data!r} is {fmt}")
-        options["rows_per_chunk"] = batch_size
-    return registry.load_data(data, **options), name
+            "ci_prob": opt.ci_prob_value(args), "batch_size": batch_size, **opt.inference_kwargs(args)}
 
 
 def read_cost_matrix(path: str | Path, classes: tuple[str, ...]) -> np.ndarray:
@@ -223,12 +150,12 @@ def assess_predictions(preds, *, metric: str = "accuracy", prior: str = "uniform
                        pseudocount: float = DEFAULT_PSEUDOCOUNT, bins: int = DEFAULT_BINS,
                        inference: str = "conjugate", draws: int | None = None, seed: int | None = None,
                        cost: str = "zero-one", by: str = "predicted", ci_prob: float | None = None,
-                       engine: str | None = None):
+                       engine: str | None = None, sample_kwargs: dict[str, Any] | None = None):
     """Run one assessment with the command line's options (the inference-specific plumbing in one place).
 
     ``draws`` is the number of conjugate Monte Carlo draws, or for ``inference="nuts"`` the draws
-    per chain (with as many tuning steps); ``None`` keeps each inference's default. ``engine``
-    is the old name of ``inference``.
+    per chain; ``sample_kwargs`` (``draws``, ``tune``, ``chains``, ``target_accept``) go to the NUTS
+    sampler; ``None`` keeps each inference's default. ``engine`` is the old name of ``inference``.
 
     Examples
     --------
@@ -244,8 +171,8 @@ def assess_predictions(preds, *, metric: str = "accuracy", prior: str = "uniform
         common["ci_prob"] = ci_prob
     if inference == "conjugate":
         common["draws"] = DEFAULT_DRAWS if draws is None else draws
-    elif draws is not None:
-        common["sample_kwargs"] = {"draws": draws, "tune": draws}
+    elif draws is not None or sample_kwargs:
+        common["sample_kwargs"] = {**({"draws": draws} if draws is not None else {}), **(sample_kwargs or {})}
     if metric == "accuracy":
         from pbassess.assess.accuracy import assess_accuracy
 
@@ -267,34 +194,30 @@ def assess_predictions(preds, *, metric: str = "accuracy", prior: str = "uniform
 
 def run(args: argparse.Namespace) -> int:
     """Run ``pbassess assess``."""
-    import contextlib
-
     import pandas as pd
 
-    from pbassess.cli import emit_json
-    from pbassess.inference import quiet_progress
-    from pbassess.report import save_result
+    from pbassess.report import save_result, write_report
 
     opts = _options(args)
     preds, name = load_predictions(args.data, models=opts["models"], threshold=opts["threshold"],
-                                   normalize=args.normalize, ties=args.ties, batch_size=opts["batch_size"])
-    with quiet_progress() if args.json else contextlib.nullcontext():
+                                   normalize=args.normalize, ties=args.ties, batch_size=opts["batch_size"],
+                                   chunk_option=getattr(args, "pb_alias_batch_size", "--chunk-size"))
+    with opt.progress(args):
         result = assess_predictions(
             preds, metric=opts["metric"], prior=opts["prior"], pseudocount=opts["pseudocount"], bins=opts["bins"],
-            inference=opts["inference"], draws=opts["draws"], seed=opts["seed"], cost=opts["cost"], by=opts["by"],
-            ci_prob=opts["ci_prob"],
+            inference=opts["inference"], draws=opts.get("draws"), seed=opts["seed"], cost=opts["cost"],
+            by=opts["by"], ci_prob=opts["ci_prob"], sample_kwargs=opts.get("sample_kwargs"),
         )
-    out = Path(args.out) if args.out is not None else Path("reports") / name
-    if args.json:
-        if args.out is not None:
-            save_result(result, out)
-        emit_json(result.to_json())
-        return opt.finish_diagnostics(result, args, "assess")
-    with pd.option_context("display.max_rows", 120, "display.width", 160, "display.precision", 3):
-        print(result.summary().to_string())
-    print()
-    print(result.sentence())
-    files = save_result(result, out)
-    print()
-    print(f"wrote {len(files['figures'])} figure(s) and {files['netcdf'].name} to {out}")
-    return opt.finish_diagnostics(result, args, "assess")
+    if args.out is not None:
+        out = Path(args.out)
+        files = save_result(result, out)
+        write_report({result.metric: result}, out, saved={result.metric: files}, title=f"pbassess assess: {name}",
+                     intro=f"Seed {opts['seed']}.")
+
+    opt.save_outputs(result, argparse.Namespace(out=None, plot=args.plot), result.metric)  # --plot FILE
+
+    def table() -> None:
+        with pd.option_context("display.max_rows", 120, "display.width", 160, "display.precision", 3):
+            print(result.summary().to_string())
+
+    return opt.finish(result, args, "assess", name=result.metric, text=table, save=False)

@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from pbassess.cli import _options as opt
-from pbassess.errors import ConfigError, DataError
+from pbassess.cli import options as opt
+from pbassess.errors import ConfigError
 
 __all__ = ["register", "run", "run_hierarchical"]
 
@@ -50,62 +50,51 @@ def _models(value: str | None) -> list[str]:
     return [m if m.startswith("score_") else f"score_{m}" for m in names]
 
 
-def _load(data: str, model: str | None, threshold: float | None, ties: str | None = None):
-    from pbassess.data.registry import load_data
-
-    options: dict[str, Any] = {}
-    if model is not None:
-        options["model"] = model
-    if threshold is not None:
-        options["threshold"] = threshold
-    if ties is not None:
-        options["ties"] = ties
-    try:
-        return load_data(data, **options)
-    except TypeError:
-        raise DataError(f"{data}: --models/--threshold apply only to binary-score data with score_* columns") from None
+def _load(args: argparse.Namespace, model: str | None):
+    return opt.load_data_args(argparse.Namespace(**{**vars(args), "models": model}))
 
 
-def _add_data_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("data", metavar="DATA", help="prediction file or registered name (see pbassess data list)")
-    p.add_argument("--models", default=None,
-                   help="score column(s), comma separated: one picks the classifier, several compare models")
-    p.add_argument("--threshold", type=float, default=None,
-                   help="decision threshold of binary scores: positive where score > T (default 0.5)")
-    p.add_argument("--ties", default=None, choices=("negative", "positive"),
-                   help="class of a score equal to the threshold (default negative, as scikit-learn's predict)")
-    opt.add_seed(p, default=0)
-    opt.add_ci_prob(p)
-    opt.add_json(p)
+def _add_common(p: argparse.ArgumentParser, several_models: bool = True) -> None:
+    opt.add_data(p, several_models=several_models)
+    opt.add_seed(p)
+    opt.add_interval(p)
+    opt.add_output(p)
     opt.add_strict(p)
-    opt.add_out(p, what="result (netCDF) and its figure")
-    p.add_argument("--plot", default=None, metavar="PNG", help="save the figure to this file")
-    p.add_argument("--save", default=None, metavar="NC", help="save the result to this netCDF file")
+    opt.add_quiet(p)
+    opt.add_deprecated_alias(p, "--save", "--out DIR", "save")
 
 
 def register(subparsers: Any) -> None:
     """Add the ``compare`` and ``hierarchical`` subcommands."""
-    p = subparsers.add_parser("compare", help="posterior difference of a metric between groups or models",
-                              description=_COMPARE_DESCRIPTION)
-    _add_data_args(p)
-    p.add_argument("--by", default=None, help="group column (required unless several --models)")
-    p.add_argument("--metric", default="accuracy", help="accuracy, tpr, fpr, ece or calibration-bias (default accuracy)")
-    p.add_argument("--rope", type=float, default=0.0,
-                   help="half-width r of the region of practical equivalence of a difference (default 0)")
-    p.add_argument("--groups", default=None, help="comma-separated groups to compare (default all)")
+    p = opt.add_command(subparsers, "compare", fits=True, help="posterior difference of a metric between groups or models",
+                        description=_COMPARE_DESCRIPTION, examples=(
+                            "pbassess compare digits-shift --by environment --seed 1 --json",
+                            "pbassess compare digits-shift --by environment --metric ece --rope 0.02 --seed 1 "
+                            "--out compare-out"))
+    _add_common(p)
+    p.add_argument("--by", default=None, metavar="COLUMN", help="group column (required unless several --models)")
+    p.add_argument("--metric", default="accuracy", metavar="{accuracy,tpr,fpr,ece,calibration-bias}",
+                   help="metric to compare (default accuracy)")
+    p.add_argument("--rope", type=float, default=0.0, metavar="R",
+                   help="half-width R of the region of practical equivalence of a difference (default 0)")
+    p.add_argument("--groups", default=None, metavar="G1,G2", help="comma-separated groups to compare (default all)")
     p.add_argument("--prior", default="uniform", choices=("uniform", "informed"),
                    help="Beta prior per group: uniform (default) or informed by the model's confidence")
-    p.add_argument("--pseudocount", type=float, default=2.0, help="prior strength, a positive number (default 2)")
-    p.add_argument("--bins", type=int, default=10, help="equal-width confidence bins of the ece metric (default 10)")
-    p.add_argument("--draws", default=None, metavar="D",
-                   help="posterior draws: conjugate Monte Carlo draws (default 4000) or NUTS draws per chain")
-    opt.add_inference(p)
+    p.add_argument("--pseudocount", type=float, default=2.0, metavar="PC",
+                   help="prior strength, a positive number (default 2)")
+    p.add_argument("--bins", type=int, default=10, metavar="B",
+                   help="equal-width confidence bins of the ece metric (default 10)")
+    opt.add_inference(p, draws_default="4000 conjugate draws; NUTS: the fit's")
     p.set_defaults(func=run)
 
-    h = subparsers.add_parser("hierarchical", help="accuracy per environment with partial pooling (NUTS)",
-                              description=_HIERARCHICAL_DESCRIPTION)
-    _add_data_args(h)
-    h.add_argument("--by", required=True, help="environment column")
+    h = opt.add_command(subparsers, "hierarchical", fits=True, help="accuracy per environment with partial pooling (NUTS)",
+                        description=_HIERARCHICAL_DESCRIPTION, examples=(
+                            "pbassess hierarchical digits-shift --by environment --draws 200 --tune 200 --chains 2 "
+                            "--seed 1 --json",
+                            "pbassess hierarchical digits-shift --by environment --kind beta --draws 200 --tune 200 "
+                            "--chains 2 --seed 1 --out hierarchical-out"))
+    _add_common(h, several_models=False)
+    h.add_argument("--by", required=True, metavar="COLUMN", help="environment column")
     h.add_argument("--per-class", action="store_true", help="cells are environment x predicted class")
     h.add_argument("--kind", default="logit-normal", choices=("logit-normal", "beta"),
                    help="population distribution of the environments (default logit-normal)")
@@ -114,46 +103,27 @@ def register(subparsers: Any) -> None:
     h.add_argument("--prior", default="uniform", choices=("uniform", "informed"),
                    help="centre the population on 0.5 (uniform, default) or on the model's confidence")
     h.add_argument("--calibration", action="store_true", help="hierarchical reliability and ECE instead")
-    h.add_argument("--bins", type=int, default=10, help="confidence bins of --calibration (default 10)")
+    h.add_argument("--bins", type=int, default=10, metavar="B", help="confidence bins of --calibration (default 10)")
     h.add_argument("--compare-pooling", action="store_true",
                    help="also compare independent / pooled / hierarchical fits by LOO")
-    opt.add_inference(h, default="nuts")
-    h.add_argument("--draws", type=int, default=None, help="NUTS draws per chain (default 1000)")
-    h.add_argument("--tune", type=int, default=None, help="NUTS tuning steps per chain (default 1000)")
-    h.add_argument("--chains", type=int, default=None, help="NUTS chains (default 4)")
-    h.add_argument("--target-accept", type=float, default=None, help="NUTS target acceptance rate (default 0.95)")
+    opt.add_inference(h, choices=("nuts",), default="nuts", draws_default="the fit's, 1000")
     h.add_argument("--sampler", default=None, choices=("nutpie", "pymc"), help="NUTS implementation (default nutpie)")
     h.set_defaults(func=run_hierarchical)
 
 
 def _ci(args: argparse.Namespace) -> dict[str, Any]:
-    return {} if args.ci_prob is None else {"ci_prob": opt.ci_prob_value(args.ci_prob)}
+    return {} if args.ci_prob is None else {"ci_prob": opt.ci_prob_value(args)}
 
 
 def _finish(result: Any, args: argparse.Namespace, payload: dict[str, Any], command: str = "compare") -> int:
-    from pathlib import Path
-
-    from pbassess.cli import emit_json
-
-    plot, save = args.plot, args.save
-    if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        plot = plot or out / f"{result.metric}.png"
-        save = save or out / f"{result.metric}.nc"
-    if plot:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        result.plot().savefig(plot, dpi=120, bbox_inches="tight")
-    if save:
+    save = getattr(args, "save", None)
+    if save:  # the old --save NC
         result.save(save)
-    if args.json:
-        emit_json(payload)
-    else:
+    opt.save_outputs(result, args, result.metric)
+
+    def table() -> None:
         import pandas as pd
 
-        print(result.sentence())
         with pd.option_context("display.width", 160, "display.max_columns", 20):
             print(result.summary().round(4).to_string(index=False))
             pairs = result.summary().attrs.get("pairs")
@@ -162,27 +132,22 @@ def _finish(result: Any, args: argparse.Namespace, payload: dict[str, Any], comm
             if "comparison" in payload:
                 print("LOO comparison of independent / pooled / hierarchical fits:")
                 print(pd.DataFrame(payload["comparison"]["table"]).round(3).to_string(index=False))
-    return opt.finish_diagnostics(result, args, command)
+
+    return opt.finish(result, args, command, name=result.metric, payload=payload, text=table, save=False)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``pbassess compare``."""
-    import contextlib
-
     from pbassess.assess.compare import compare_groups, compare_models
-    from pbassess.inference import quiet_progress
 
     models = _models(args.models)
-    draws = opt.number_value(args.draws, "--draws", integer=True, minimum=1)
     common = {"metric": args.metric, "rope": args.rope, "pseudocount": args.pseudocount, "bins": args.bins,
-              "inference": opt.inference_value(args.inference), "seed": opt.seed_value(args.seed), "draws": draws,
-              **_ci(args)}
-    ties = getattr(args, "ties", None)
-    with quiet_progress() if args.json else contextlib.nullcontext():
+              "seed": opt.seed_value(args), **opt.inference_kwargs(args), **_ci(args)}
+    with opt.progress(args):
         if len(models) >= 2:
             if args.prior != "uniform":
                 raise ConfigError("--prior informed is not available for the paired model comparison")
-            preds = {m[6:]: _load(args.data, m, args.threshold, ties) for m in models}
+            preds = {m[6:]: _load(args, m) for m in models}
             result = compare_models(preds, **common)
             payload = result.to_json()
             if args.by:
@@ -194,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
             return _finish(result, args, payload)
         if not args.by:
             raise ConfigError("--by COLUMN is required (unless several --models are compared)")
-        pred = _load(args.data, models[0] if models else None, args.threshold, ties)
+        pred = _load(args, models[0] if models else None)
         groups = args.groups.split(",") if args.groups else None
         result = compare_groups(pred, args.by, groups=groups, prior=args.prior, **common)
     return _finish(result, args, result.to_json())
@@ -202,25 +167,20 @@ def run(args: argparse.Namespace) -> int:
 
 def run_hierarchical(args: argparse.Namespace) -> int:
     """Run ``pbassess hierarchical``."""
-    import contextlib
     import warnings
 
     from pbassess.assess.hierarchical import assess_hierarchical, assess_hierarchical_calibration
 
-    opt.inference_value(args.inference, default="nuts")
-    if args.inference is not None and opt.inference_value(args.inference) != "nuts":
-        raise ConfigError("pbassess hierarchical fits its models with NUTS only: --inference nuts")
-    seed = opt.seed_value(args.seed)
+    seed = opt.seed_value(args)
     models = _models(args.models)
     if len(models) > 1:
         raise ConfigError("pbassess hierarchical takes one classifier: --models score_X")
-    pred = _load(args.data, models[0] if models else None, args.threshold, getattr(args, "ties", None))
-    sampler = {"draws": args.draws, "tune": args.tune, "chains": args.chains, "target_accept": args.target_accept,
-               "sampler": args.sampler}
-    sampler = {k: v for k, v in sampler.items() if v is not None}
-    from pbassess.inference import quiet_progress
+    pred = _load(args, models[0] if models else None)
+    sampler = opt.sample_kwargs_value(args)
+    if args.sampler is not None:
+        sampler["sampler"] = args.sampler
 
-    with warnings.catch_warnings(record=True) as caught, quiet_progress() if args.json else contextlib.nullcontext():
+    with warnings.catch_warnings(record=True) as caught, opt.progress(args):
         warnings.simplefilter("always", UserWarning)
         if args.calibration:
             result = assess_hierarchical_calibration(pred, args.by, bins=args.bins, prior=args.prior, seed=seed,
@@ -246,5 +206,6 @@ def run_hierarchical(args: argparse.Namespace) -> int:
     import sys
 
     for message in messages:
-        print(f"pbassess hierarchical: warning: {message}", file=sys.stderr)
+        if not message.startswith("MCMC diagnostics failed"):  # said in words by the sentence and the warning
+            print(f"pbassess hierarchical: warning: {message}", file=sys.stderr)
     return _finish(result, args, payload, "hierarchical")

@@ -24,19 +24,25 @@ __all__ = ["describe_card", "locate", "register", "run"]
 
 def register(subparsers: Any) -> None:
     """Add the ``data`` subcommand and its ``list``/``show``/``fetch`` actions."""
-    parser = subparsers.add_parser(
-        "data", help="list, show and fetch the registered prediction sets",
+    from pbassess.cli import options as opt
+
+    parser = opt.add_command(
+        subparsers, "data", help="list, show and fetch the registered prediction sets",
         description="The model zoo: registered prediction sets, built in or downloaded with checksums.",
+        examples=("pbassess data list", "pbassess data show digits-shift --json"),
     )
-    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
-    p_list = actions.add_parser("list", help="every registered name with task, size and source")
-    p_list.add_argument("--json", action="store_true", help="print one JSON object")
-    p_show = actions.add_parser("show", help="print the card of one registered name")
-    p_show.add_argument("name", help="a registered name (see: pbassess data list)")
-    p_show.add_argument("--json", action="store_true", help="print one JSON object")
-    p_fetch = actions.add_parser("fetch", help="make a registered set local and print its path")
-    p_fetch.add_argument("name", help="a registered name (see: pbassess data list)")
-    p_fetch.add_argument("--json", action="store_true", help="print one JSON object")
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION", parser_class=type(parser))
+    p_list = opt.add_command(actions, "list", help="every registered name with task, size and source",
+                             description="Every registered name with its task, size and where it is read from.")
+    p_list.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    p_show = opt.add_command(actions, "show", help="print the card of one registered name",
+                             description="Print the card of one registered name.")
+    p_show.add_argument("name", metavar="NAME", help="a registered name (see: pbassess data list)")
+    p_show.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    p_fetch = opt.add_command(actions, "fetch", help="make a registered set local and print its path",
+                              description="Make a registered set local (checksum verified) and print its path.")
+    p_fetch.add_argument("name", metavar="NAME", help="a registered name (see: pbassess data list)")
+    p_fetch.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     parser.set_defaults(func=run)
 
 

@@ -2,7 +2,7 @@
 
 Runs the accuracy, calibration and cost assessments of the built-in digits classifier
 (``digits-logreg``, no network and no ``../shared`` needed) with the exact conjugate inference and
-a fixed seed, and writes into ``--out`` (default ``reports/demo``): one netCDF file per
+``--seed`` (default: a fresh seed, recorded in the report), and writes into ``--out`` (default ``reports/demo``): one netCDF file per
 assessment, their figures (PNG) and ``report.md`` with the summary tables, the sentences and
 links to the figures. It prints the sentences and the path of the report.
 """
@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pbassess.cli import options as opt
 from pbassess.constants import DEFAULT_DRAWS
-from pbassess.errors import ConfigError
 
 __all__ = ["register", "run", "run_demo"]
 
@@ -24,13 +24,16 @@ DEMO_SEED = 20240601
 
 def register(subparsers: Any) -> None:
     """Add the ``demo`` subcommand."""
-    p = subparsers.add_parser(
-        "demo", help="assess the built-in data (accuracy, calibration, cost) and write a report",
+    p = opt.add_command(
+        subparsers, "demo", help="assess the built-in data (accuracy, calibration, cost) and write a report",
         description="Assess the built-in default prediction set end to end: accuracy per predicted class, "
                     "calibration and expected cost, with figures, netCDF files and report.md.",
+        examples=("pbassess demo --out demo-out --seed 1", "pbassess demo --out demo-out --quiet"),
     )
-    p.add_argument("--out", default="reports/demo", metavar="DIR", help="output folder (default reports/demo)")
-    p.add_argument("--seed", default=str(DEMO_SEED), metavar="S", help=f"random seed (default {DEMO_SEED})")
+    p.add_argument("--out", default="reports/demo", metavar="DIR",
+                   help="write the results (.nc), figures and report.md into this folder (default reports/demo)")
+    opt.add_seed(p)
+    opt.add_quiet(p)
     p.set_defaults(func=run)
 
 
@@ -92,7 +95,7 @@ def run_demo(out_dir: str | Path = "reports/demo", *, data: str | None = None, s
         f"posterior with the default priors (pseudocount {results['accuracy'].prior['pseudocount']:g}; uniform "
         f"for accuracy and cost) and {draws:,} Monte Carlo draws, seed {seed}; intervals are "
         f"{100 * results['accuracy'].ci_prob:g}% highest-density intervals. Regenerate with "
-        f"`pbassess demo --out {out}`."
+        f"`pbassess demo --out {out} --seed {seed}`."
     )
     report = write_report(results, out, saved=saved, title=f"pbassess demo: {preds.name}", intro=intro)
     return {"results": results, "saved": saved, "report": report, "seconds": time.perf_counter() - start}
@@ -100,14 +103,11 @@ def run_demo(out_dir: str | Path = "reports/demo", *, data: str | None = None, s
 
 def run(args: argparse.Namespace) -> int:
     """Run ``pbassess demo``."""
-    try:
-        seed = int(args.seed)
-    except ValueError:
-        raise ConfigError(f"--seed must be an integer, got {args.seed!r}") from None
-    if seed < 0:
-        raise ConfigError(f"--seed must be a non-negative integer, got {args.seed}")
-    out = run_demo(args.out, seed=seed)
+    seed = opt.seed_value(args)
+    with opt.progress(args):
+        out = run_demo(args.out, seed=seed)
     for result in out["results"].values():
         print(result.sentence())
     print(f"report written to {out['report']}")
+    print(f"seed {seed}")
     return 0

@@ -3,8 +3,7 @@
 ::
 
     pbassess estimate DATA [--by COLUMN] [--metric accuracy] [--method classical|wilson|ppi|bayes|all]
-        [--labels N] [--seed S] [--ci-prob P] [--bins NB] [--inference conjugate|mcmc]
-        [--models NAME] [--threshold T] [--json]
+        [--labels N] [--bins B] [data, inference, seed, interval, output, strict and progress options]
 
 DATA is a registered name or a prediction file. ``--labels N`` keeps the true labels of N
 items drawn at random (seeded by ``--seed``) and hides the rest, to see what N labels buy.
@@ -21,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from pbassess.constants import CI_PROB, DEFAULT_BINS, UNLABELED
+from pbassess.cli import options as opt
+from pbassess.constants import DEFAULT_BINS, DEFAULT_DRAWS, UNLABELED
 from pbassess.errors import ConfigError
 
 __all__ = ["hide_labels", "register", "run"]
@@ -29,26 +29,34 @@ __all__ = ["hide_labels", "register", "run"]
 
 def register(subparsers: Any) -> None:
     """Add the ``estimate`` subcommand."""
-    p = subparsers.add_parser(
-        "estimate", help="estimate a metric per group from few labels and many predictions",
-        description="Classical, prediction-powered (PPI++) and Bayesian (confidence-informed prior) estimates "
-                    "of a mean-of-items metric per group.",
+    from pbassess.estimation import METHODS
+
+    p = opt.add_command(
+        subparsers, "estimate", fits=True, help="estimate a metric per group from few labels and many predictions",
+        description="Classical, Wilson, prediction-powered (PPI++) and Bayesian (confidence-informed prior) "
+                    "estimates of a mean-of-items metric per group. Active estimation (choosing which items to "
+                    "label) is pbassess simulate --target estimation --strategy uncertainty, or a labeling "
+                    "session (pbassess session start DATA --target estimation --strategy uncertainty).",
+        examples=("pbassess estimate digits-logreg --labels 100 --seed 1 --json",
+                  "pbassess estimate digits-shift --by environment --method classical,ppi --labels 300 --seed 1 "
+                  "--out estimate-out"),
     )
-    p.add_argument("data", metavar="DATA", help="a registered name (pbassess data list) or a prediction file")
+    opt.add_data(p)
     p.add_argument("--by", default=None, metavar="COLUMN", help="'predicted' or a group column (default: whole pool)")
     p.add_argument("--metric", default="accuracy", help="accuracy, error, brier, nll or a registered per-item metric")
     p.add_argument("--method", default="all", metavar="NAME[,NAME...]",
-                   help="classical, wilson, ppi, bayes or all (default)")
+                   help=f"{', '.join(METHODS)} or all (default: all of these); active estimation is pbassess "
+                        "simulate --target estimation --strategy uncertainty")
     p.add_argument("--labels", type=int, default=None, metavar="N",
                    help="keep the labels of N random items and hide the rest")
-    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the label draw and the Monte Carlo")
-    p.add_argument("--ci-prob", type=float, default=CI_PROB, metavar="P", help="coverage / credible mass")
-    p.add_argument("--bins", type=int, default=DEFAULT_BINS, help="confidence bins per group of the Bayesian prior")
-    p.add_argument("--inference", "--engine", dest="inference", default="conjugate", choices=("conjugate", "mcmc"),
-                   help="Bayesian inference: empirical-Bayes fast path or NUTS")
-    p.add_argument("--models", default=None, metavar="NAME", help="classifier column of a binary-score CSV")
-    p.add_argument("--threshold", type=float, default=None, metavar="T", help="decision threshold of binary scores")
-    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    p.add_argument("--bins", type=int, default=DEFAULT_BINS, metavar="B",
+                   help="confidence bins per group of the Bayesian prior")
+    opt.add_inference(p, draws_default=f"{DEFAULT_DRAWS} conjugate draws; NUTS: the fit's")
+    opt.add_seed(p, "the label draw and the Monte Carlo draws")
+    opt.add_interval(p, "the confidence and credible intervals")
+    opt.add_output(p)
+    opt.add_strict(p)
+    opt.add_quiet(p)
     p.set_defaults(func=run)
 
 
@@ -76,31 +84,31 @@ def hide_labels(preds, n_keep: int, seed: Any = None):
 
 def run(args: argparse.Namespace) -> int:
     """Run the estimate described by the parsed arguments."""
-    from pbassess.cli import emit_json
-    from pbassess.data.registry import load_data
     from pbassess.estimation import estimate
 
-    options: dict[str, Any] = {}
-    if args.models is not None:
-        options["model"] = args.models
-    if args.threshold is not None:
-        options["threshold"] = args.threshold
-    preds = load_data(args.data, **options)
+    methods = [m.strip() for m in str(args.method).split(",")]
+    if "active" in methods:
+        raise ConfigError("--method active: active estimation chooses which items to label; run pbassess simulate "
+                          "DATA --target estimation --strategy uncertainty, or a labeling session")
+    preds = opt.load_data_args(args)
+    seed = opt.seed_value(args)
     if args.labels is not None:
-        preds = hide_labels(preds, args.labels, seed=args.seed)
-    result = estimate(preds, by=args.by, metric=args.metric, methods=args.method, ci_prob=args.ci_prob,
-                      bins=args.bins, inference=args.inference, seed=args.seed)
-    if args.json:
-        emit_json(result.to_json())
-        return 0
-    print(result.sentence())
-    table = result.summary()
-    print(table.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
-    if result.prior:
-        pr = result.prior
-        print(f"confidence-to-accuracy prior: offset {pr['offset']:.3f}, slope {pr['slope']:.3f}, "
-              f"strength {pr['strength']:.1f} pseudo-labels")
-    return 0
+        preds = hide_labels(preds, args.labels, seed=seed)
+    kwargs = opt.inference_kwargs(args)
+    if kwargs.get("inference") == "nuts":
+        kwargs["inference"] = "mcmc"  # the estimation API's name of NUTS
+    with opt.progress(args):
+        result = estimate(preds, by=args.by, metric=args.metric, methods=args.method, ci_prob=opt.ci_prob_value(args),
+                          bins=args.bins, seed=seed, **kwargs)
+
+    def table() -> None:
+        print(result.summary().to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+        if result.prior:
+            pr = result.prior
+            print(f"confidence-to-accuracy prior: offset {pr['offset']:.3f}, slope {pr['slope']:.3f}, "
+                  f"strength {pr['strength']:.1f} pseudo-labels")
+
+    return opt.finish(result, args, "estimate", text=table)
 
 
 def run_simulation(args: argparse.Namespace) -> int:
@@ -116,14 +124,9 @@ def run_simulation(args: argparse.Namespace) -> int:
     import sys
 
     from pbassess.cli import emit_json
-    from pbassess.data.registry import load_data
 
-    options: dict[str, Any] = {}
-    if getattr(args, "models", None) is not None:
-        options["model"] = args.models
-    if getattr(args, "threshold", None) is not None:
-        options["threshold"] = args.threshold
-    pred = load_data(args.data, **options)
+    pred = opt.load_data_args(args)
+    opt.seed_value(args)
     names = [s.strip() for s in str(args.strategy).split(",") if s.strip()]
     if args.target == "estimation":
         from pbassess.estimation.active import simulate_estimation
@@ -135,7 +138,7 @@ def run_simulation(args: argparse.Namespace) -> int:
                       "width": ds["width"].sel(strategy=name).values.tolist()} for name in names}
         if args.json:
             emit_json({"target": "estimation", "truth": ds.attrs["truth"], "ci_prob": ds.attrs["ci_prob"],
-                       "strategies": out})
+                       "strategies": out, "seed": args.seed})
         else:
             print(f"{pred.name}: accuracy {ds.attrs['truth']:.4f}; {args.runs} runs per budget")
             for name, row in out.items():
@@ -158,7 +161,7 @@ def run_simulation(args: argparse.Namespace) -> int:
            "agreement": res.agreement.mean(axis=0).round(6).tolist()}
     if args.json:
         emit_json({"target": args.target, "top_m": int(args.top_m), "log_every": int(args.log_every), "prior": "adaptive",
-                   "seconds": res.seconds, "compile_seconds": 0.0, "strategies": {"ts": row}})
+                   "seconds": res.seconds, "compile_seconds": 0.0, "strategies": {"ts": row}, "seed": args.seed})
     else:
         shown = "never" if frac != frac else f"{frac:.1%}"
         print(f"{pred.name}: {args.target}, top-{args.top_m}, TS with the adaptive prior, {args.runs} runs: "

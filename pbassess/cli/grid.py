@@ -29,19 +29,24 @@ __all__ = ["register", "run"]
 
 def register(subparsers: Any) -> None:
     """Add the ``grid`` subcommand."""
-    p = subparsers.add_parser(
-        "grid", help="run an experiment grid (TOML) in process or on a dask cluster",
+    from pbassess.cli import options as opt
+
+    p = opt.add_command(
+        subparsers, "grid", help="run an experiment grid (TOML) in process or on a dask cluster",
         description="Run every cell of an experiment grid (active assessment: data sets x targets x strategies "
                     "x priors x seeds; estimation; or accuracy surfaces) not yet stored under --out, in this "
-                    "process or on a dask cluster, and merge them into one Zarr store. See pbassess.grid for "
-                    "the file format.",
+                    "process or on a dask cluster, and merge them into one Zarr store. Paths inside the grid "
+                    "file are relative to the file. See pbassess.grid for the file format.",
+        examples=("pbassess grid benchmarks/grids/smoke.toml --out grid-out --json",
+                  "pbassess grid benchmarks/grids/estimation_smoke.toml --out grid-estimation-out"),
     )
     p.add_argument("config", metavar="CONFIG.toml", help="the grid file ([[experiment]] tables)")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="'local' or 'local:N' (a local cluster of N worker processes), a scheduler address "
                         "such as tcp://host:8786, or nothing to run in this process "
                         "(default: $PBASSESS_DASK_SCHEDULER)")
-    p.add_argument("--out", default="grid-results", metavar="DIR", help="output folder (default: grid-results)")
+    p.add_argument("--out", default="grid-results", metavar="DIR",
+                   help="folder of the cells and the merged grid.zarr (default: grid-results)")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     p.set_defaults(func=run)
 

@@ -2,10 +2,10 @@
 
 ::
 
-    pbassess session start POOL --state FILE --target least-accurate [--strategy ts] [--batch-size 10]
-        [--prior uniform|informed|eb] [--pseudocount PC] [--top-m M] [--seed S]
+    pbassess session start DATA --state FILE --target least-accurate [--strategy ts] [--items-per-batch 10]
+        [--prior uniform|informed|eb] [--pseudocount PC] [--top-m M] [--seed SEED]
         [--cost-matrix zero-one|people|superclass|FILE]
-    pbassess session start POOL --state FILE --target estimation --strategy uncertainty [--budget N]
+    pbassess session start DATA --state FILE --target estimation --strategy uncertainty [--budget N]
     pbassess session add --state FILE LABELS.csv [--relabel]      # columns item_id,label ("-" = stdin)
     pbassess session next --state FILE [--reissue]
     pbassess session pending --state FILE
@@ -26,14 +26,15 @@ from typing import Any
 
 from pbassess.active.model import PRIORS, TARGETS
 from pbassess.active.strategies import STRATEGIES
-from pbassess.constants import CI_PROB, DEFAULT_BINS, DEFAULT_PSEUDOCOUNT
+from pbassess.cli import options as opt
+from pbassess.constants import DEFAULT_BINS, DEFAULT_PSEUDOCOUNT
 
 __all__ = ["register", "run"]
 
 
 def _pool_options(args: argparse.Namespace) -> dict[str, Any] | None:
     opts = {"model": getattr(args, "models", None), "threshold": getattr(args, "threshold", None),
-            "ties": getattr(args, "ties", None)}
+            "ties": getattr(args, "ties", None), "normalize": getattr(args, "normalize", False) or None}
     opts = {k: v for k, v in opts.items() if v is not None}
     return opts or None
 
@@ -41,30 +42,29 @@ def _pool_options(args: argparse.Namespace) -> dict[str, Any] | None:
 def _add_state(parser: argparse.ArgumentParser, *, pool_override: bool = True) -> None:
     parser.add_argument("--state", required=True, metavar="FILE", help="the session's JSON state file")
     if pool_override:
-        parser.add_argument("--pool", metavar="POOL", default=None,
+        parser.add_argument("--pool", metavar="DATA", default=None,
                             help="the pool's file or name, when it moved since the session started "
-                                 "(its fingerprint must match)")
-        parser.add_argument("--models", metavar="NAME", default=None,
-                            help="classifier column of a binary-score CSV given with --pool")
-        parser.add_argument("--threshold", type=float, default=None,
-                            help="decision threshold of binary scores given with --pool")
-        parser.add_argument("--ties", default=None, choices=("negative", "positive"),
-                            help="class of a binary score equal to the threshold, given with --pool")
+                                 "(its fingerprint must match); the data options below describe it")
+        opt.add_data(parser, positional=False)
 
 
 def register(subparsers: Any) -> None:
     """Add the ``session`` command and its subcommands."""
-    parser = subparsers.add_parser(
-        "session", help="label a pool batch by batch (resumable, crash-safe state file)",
+    parser = opt.add_command(
+        subparsers, "session", help="label a pool batch by batch (resumable, crash-safe state file)",
         description="A labeling session for a person: choose the next items to label from the current "
                     "posterior, record labels safely, report the answer to the target question.",
+        examples=("pbassess session start digits-logreg --state session.json --target least-accurate --seed 1 "
+                  "--force",
+                  "pbassess session status --state session.json --json"),
     )
-    sub = parser.add_subparsers(dest="session_command", required=True, metavar="ACTION")
+    sub = parser.add_subparsers(dest="session_command", required=True, metavar="ACTION", parser_class=type(parser))
 
-    start = sub.add_parser("start", help="create the state file and print the first batch",
-                           description="Create a session over POOL and print the first batch as CSV.")
-    start.add_argument("pool", metavar="POOL", help="a prediction file or a registered data set name")
+    start = opt.add_command(sub, "start", help="create the state file and print the first batch",
+                            description="Create a session over DATA and print the first batch as CSV.")
+    start.add_argument("pool", metavar="DATA", help="a prediction file or a registered name (see pbassess data list)")
     _add_state(start, pool_override=False)
+    opt.add_data(start, positional=False)
     start.add_argument("--target", required=True, choices=TARGETS, help="the question the labels should answer")
     start.add_argument("--strategy", default="ts", choices=STRATEGIES + ("uncertainty",),
                        help="how to choose items (default ts); for --target estimation also uncertainty: active "
@@ -73,8 +73,10 @@ def register(subparsers: Any) -> None:
                        help="strategy uncertainty: expected number of labels (default 10%% of the pool)")
     start.add_argument("--uniform-share", type=float, default=0.2, metavar="ETA",
                        help="strategy uncertainty: uniform share of the labeling probabilities (default 0.2)")
-    start.add_argument("--batch-size", "--batch", dest="batch_size", type=int, default=10, metavar="B",
+    start.add_argument("--items-per-batch", dest="batch_size", type=int, default=10, metavar="N",
                        help="items per batch (default 10)")
+    opt.add_deprecated_alias(start, "--batch-size", "--items-per-batch", "batch_size", type=int)
+    opt.add_deprecated_alias(start, "--batch", "--items-per-batch", "batch_size", type=int)
     start.add_argument("--top-m", type=int, default=1, metavar="M", help="size of the answer set (default 1)")
     start.add_argument("--prior", default="uniform", choices=PRIORS,
                        help="uniform (Beta(pc/2, pc/2); pc/K per cell of the cost Dirichlet), informed by the "
@@ -82,28 +84,20 @@ def register(subparsers: Any) -> None:
                             "the same priors as pbassess simulate")
     start.add_argument("--pseudocount", type=float, default=DEFAULT_PSEUDOCOUNT, metavar="PC",
                        help=f"prior strength (default {DEFAULT_PSEUDOCOUNT:g})")
-    start.add_argument("--seed", type=int, default=None, help="random seed (default: drawn and recorded)")
+    opt.add_seed(start, "the session's choices (recorded in the state file)")
     start.add_argument("--ttts-beta", "--beta", dest="ttts_beta", type=float, default=0.5,
                        help="top-two TS: probability of labeling the leader (default 0.5)")
     start.add_argument("--epsilon", type=float, default=0.1, help="epsilon-greedy exploration rate (default 0.1)")
     start.add_argument("--bins", type=int, default=DEFAULT_BINS,
                        help=f"confidence bins inside each class for most-miscalibrated (default {DEFAULT_BINS})")
-    start.add_argument("--cost-matrix", "--cost", dest="cost_matrix", default=None,
-                       metavar="zero-one|people|superclass|FILE",
-                       help="cost matrix of highest-cost (rows predicted, columns true): zero-one (default), the "
-                            "paper's CIFAR-100 matrices people / superclass, or a .csv/.npy/.json file")
-    start.add_argument("--models", metavar="NAME", default=None, help="classifier column of a binary-score CSV")
-    start.add_argument("--threshold", type=float, default=None,
-                       help="decision threshold of binary scores: positive where score > T (default 0.5)")
-    start.add_argument("--ties", default=None, choices=("negative", "positive"),
-                       help="class of a binary score equal to the threshold (default negative)")
+    opt.add_cost_matrix(start)
     start.add_argument("--use-pool-labels", action="store_true",
                        help="count labels present in the pool file as given (default: ignore them)")
     start.add_argument("--force", action="store_true", help="replace an existing state file")
     start.set_defaults(func=run, session_func=_start)
 
-    add = sub.add_parser("add", help="add labels from a CSV (item_id,label) and print the next batch",
-                         description="Record the labels of LABELS.csv (columns item_id,label; '-' reads stdin), "
+    add = opt.add_command(sub, "add", help="add labels from a CSV (item_id,label) and print the next batch",
+                          description="Record the labels of LABELS.csv (columns item_id,label; '-' reads stdin), "
                                      "all or nothing, then print the next batch.")
     _add_state(add)
     add.add_argument("labels", metavar="LABELS.csv", help="CSV with columns item_id,label ('-' for stdin)")
@@ -111,28 +105,29 @@ def register(subparsers: Any) -> None:
     add.add_argument("--no-next", action="store_true", help="do not issue a new batch")
     add.set_defaults(func=run, session_func=_add)
 
-    nxt = sub.add_parser("next", help="print a new batch", description="Issue and print a new batch.")
+    nxt = opt.add_command(sub, "next", help="print a new batch", description="Issue and print a new batch.")
     _add_state(nxt)
     nxt.add_argument("--reissue", action="store_true",
                      help="put the items still waiting for labels back into the pool first")
     nxt.set_defaults(func=run, session_func=_next)
 
-    pending = sub.add_parser("pending", help="print the items still waiting for labels")
+    pending = opt.add_command(sub, "pending", help="print the items still waiting for labels",
+                              description="Print the items issued and still waiting for labels, as CSV.")
     _add_state(pending)
     pending.set_defaults(func=run, session_func=_pending)
 
-    status = sub.add_parser("status", help="labels so far, posterior summary and the answer")
+    status = opt.add_command(sub, "status", help="labels so far, posterior summary and the answer",
+                             description="Labels so far, the posterior summary and the answer to the target question.")
     _add_state(status)
-    status.add_argument("--ci-prob", type=float, default=CI_PROB, metavar="P",
-                        help=f"mass of the credible intervals (default {CI_PROB:g})")
-    status.add_argument("--json", action="store_true", help="print one JSON object")
+    opt.add_interval(status, "the credible intervals")
+    status.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     status.set_defaults(func=run, session_func=_status)
 
-    report = sub.add_parser("report", help="write the figures and status.json")
+    report = opt.add_command(sub, "report", help="write the figures and status.json",
+                             description="Write the figures and status.json of the session into DIR.")
     _add_state(report)
     report.add_argument("--out", required=True, metavar="DIR", help="output folder")
-    report.add_argument("--ci-prob", type=float, default=CI_PROB, metavar="P",
-                        help=f"mass of the credible intervals (default {CI_PROB:g})")
+    opt.add_interval(report, "the credible intervals")
     report.set_defaults(func=run, session_func=_report)
 
 
@@ -168,7 +163,8 @@ def _start(args: argparse.Namespace) -> int:
     )
     batch = session.next_batch()
     _note(f"started a session on {session.pool.name!r} ({session.pool.n_items} items, target {args.target}, "
-          f"strategy {args.strategy}); state in {args.state}")
+          f"strategy {args.strategy}, seed {(getattr(session, 'config', None) or {}).get('seed')}); "
+          f"state in {args.state}")
     _print_batch(batch)
     return 0
 
@@ -218,7 +214,8 @@ def _pending(args: argparse.Namespace) -> int:
 def _status(args: argparse.Namespace) -> int:
     from pbassess.cli import emit_json
 
-    result = _load(args).posterior(ci_prob=args.ci_prob)
+    session = _load(args)
+    result = session.posterior(ci_prob=opt.ci_prob_value(args))
     status = result.to_json()
     if args.json:
         emit_json(status)
@@ -238,7 +235,7 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    written = _load(args).report(args.out, ci_prob=args.ci_prob)
+    written = _load(args).report(args.out, ci_prob=opt.ci_prob_value(args))
     for name, path in written.items():
         print(f"{name}: {path}")
     return 0

@@ -3,8 +3,8 @@
 ::
 
     pbassess shift DATA [--by COLUMN] [--models M1,M2] [--model-column COLUMN]
-                        [--ood COLUMN=VALUE|none] [--bins B] [--draws D] [--ci-prob P]
-                        [--seed S] [--json]
+                        [--ood COLUMN=VALUE|none] [--bins B] [--draws D]
+                        [seed, interval, output, strict and progress options]
 
 ``DATA`` is a prediction file with full probability vectors or a registered name.
 
@@ -26,7 +26,7 @@ label; the paper's code reports this minus 1), ``brier_reliability``, ``brier_re
 ``brier_uncertainty``, ``brier_cross`` (brier = reliability - resolution + uncertainty +
 cross), ``ece`` (10 equal-width bins), ``entropy``, ``auroc_ood`` (with an OOD set) and the
 HDIs ``accuracy_hdi`` (exact Beta), ``ece_hdi`` (Beta per bin), ``nll_hdi`` and ``brier_hdi``
-(Bayesian bootstrap). Without ``--json`` a table and, for ordered levels, the probability that
+(Bayesian bootstrap), and the ``seed``. Without ``--json`` a table and, for ordered levels, the probability that
 the ECE worsens from level to level are printed.
 """
 
@@ -36,7 +36,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from pbassess.constants import CI_PROB, DEFAULT_BINS, DEFAULT_DRAWS
+from pbassess.cli import options as opt
+from pbassess.constants import DEFAULT_BINS, DEFAULT_DRAWS
 from pbassess.errors import ConfigError, DataError
 
 __all__ = ["load_shift_data", "register", "run"]
@@ -44,24 +45,28 @@ __all__ = ["load_shift_data", "register", "run"]
 
 def register(subparsers: Any) -> None:
     """Add the ``shift`` subcommand."""
-    p = subparsers.add_parser(
-        "shift", help="dataset-shift metrics per level and model (Ovadia et al. 2019)",
+    p = opt.add_command(
+        subparsers, "shift", fits=True, help="dataset-shift metrics per level and model (Ovadia et al. 2019)",
         description="Accuracy, NLL, Brier score and its decomposition, ECE, entropy and OOD AUROC per shift "
                     "level and model, with posteriors.",
+        examples=("pbassess shift digits-shift --by environment --seed 1 --json",
+                  "pbassess shift digits-shift --by environment --draws 500 --seed 1 --out shift-out"),
     )
-    p.add_argument("data", metavar="DATA", help="a prediction file or a registered name (see: pbassess data list)")
+    opt.add_data(p, several_models=True)
     p.add_argument("--by", default=None, metavar="COLUMN", help="attribute column holding the shift level")
-    p.add_argument("--models", default=None, metavar="M1,M2",
-                   help="models to report: score columns of a binary-score CSV, else values of --model-column")
     p.add_argument("--model-column", default="auto", metavar="COLUMN",
-                   help="attribute column naming each row's model (default: method or model if present)")
+                   help="attribute column naming each row's model (default: method or model if present); --models "
+                        "then keeps some of its values")
     p.add_argument("--ood", default="auto", metavar="COLUMN=VALUE",
                    help="the out-of-distribution items (default: a column holding 'ood'; 'none' for none)")
     p.add_argument("--bins", default=None, metavar="B", help=f"ECE bins (default {DEFAULT_BINS})")
-    p.add_argument("--draws", default=None, metavar="D", help=f"posterior draws per cell (default {DEFAULT_DRAWS})")
-    p.add_argument("--ci-prob", default=None, metavar="P", help=f"credible mass of the HDIs (default {CI_PROB})")
-    p.add_argument("--seed", default=None, metavar="S", help="random seed (an integer)")
-    p.add_argument("--json", action="store_true", help="print the list of (level, model) objects as JSON")
+    opt.add_inference(p, choices=("conjugate",), draws_default=f"{DEFAULT_DRAWS} per cell; 0 for none",
+                      draws_minimum=0)
+    opt.add_seed(p)
+    opt.add_interval(p)
+    opt.add_output(p, "the table (.nc), its figure and report.md")
+    opt.add_strict(p)
+    opt.add_quiet(p)
     p.set_defaults(func=run)
 
 
@@ -77,11 +82,19 @@ def _number(value: str | None, option: str, kind: type, default: Any, low: float
     return out
 
 
-def load_shift_data(data: str, models: list[str] | None) -> tuple[Any, bool]:
+def load_shift_data(data: str, models: list[str] | None, *, threshold: float | None = None,
+                    ties: str | None = None, normalize: bool = False) -> tuple[Any, bool]:
     """``(predictions or {model: predictions}, models_handled)`` for ``DATA``.
 
-    A binary-score CSV is read once per score column (``models_handled`` is then True);
-    any other format is read once and split later by its model column.
+    A binary-score CSV is read once per score column with ``threshold`` and ``ties``
+    (``models_handled`` is then True); any other format is read once (``normalize``: rescale
+    probability rows) and split later by its model column.
+
+    Examples
+    --------
+    >>> preds, handled = load_shift_data("digits-shift", None)
+    >>> preds.n_items, handled
+    (5894, False)
     """
     from pbassess.data import registry
     from pbassess.data.readers import detect_format
@@ -97,12 +110,17 @@ def load_shift_data(data: str, models: list[str] | None) -> tuple[Any, bool]:
             raise DataError(f"DATA {data!r} is a folder, not a prediction file")
         fmt = detect_format(path)
     if fmt != "binary-scores-csv":
-        return registry.load_data(data), False
+        if threshold is not None or ties is not None:
+            raise ConfigError(f"--threshold and --ties apply only to binary-score CSV data; {data!r} is {fmt}")
+        return registry.load_data(data, **({"normalize": True} if normalize else {})), False
+    if normalize:
+        raise ConfigError(f"--normalize applies to files with probability columns; {data!r} is {fmt}")
+    extra = {k: v for k, v in (("threshold", threshold), ("ties", ties)) if v is not None}
     names = models or _score_columns(registry.resolve_path(data) if registered else Path(data))
     table = {}
     for name in names:
         column = name if name.startswith("score_") else f"score_{name}"
-        table[column[6:]] = registry.load_data(data, model=column)
+        table[column[6:]] = registry.load_data(data, model=column, **extra)
     return table, True
 
 
@@ -118,15 +136,24 @@ def run(args: argparse.Namespace) -> int:
     from pbassess.shift.table import shift_records, shift_table, worsening
 
     bins = _number(args.bins, "--bins", int, DEFAULT_BINS, 1)
-    draws = _number(args.draws, "--draws", int, DEFAULT_DRAWS, 0)
-    ci_prob = _number(args.ci_prob, "--ci-prob", float, CI_PROB, 0.0, 1.0)
-    seed = _number(args.seed, "--seed", int, None, 0)
+    draws = DEFAULT_DRAWS if args.draws is None else args.draws
+    ci_prob = opt.ci_prob_value(args)
+    seed = opt.seed_value(args)
     models = [m.strip() for m in args.models.split(",") if m.strip()] if args.models else None
-    data, handled = load_shift_data(args.data, models)
+    reader = {k: v for k, v in (("threshold", args.threshold), ("ties", args.ties)) if v is not None}
+    if args.normalize:
+        reader["normalize"] = True
+    data, handled = load_shift_data(args.data, models, **reader)
     model_column = None if handled else (None if args.model_column == "none" else args.model_column)
-    ds = shift_table(data, by=args.by, model_column=model_column, models=None if handled else models,
-                     ood=args.ood, bins=bins, ci_prob=ci_prob, draws=draws, seed=seed)
+    with opt.progress(args):
+        ds = shift_table(data, by=args.by, model_column=model_column, models=None if handled else models,
+                         ood=args.ood, bins=bins, ci_prob=ci_prob, draws=draws, seed=seed)
     records = shift_records(ds)
+    for record in records:  # the output is a list of (level, model) objects: each records the seed
+        record["seed"] = seed
+    opt.save_outputs(ds, args, "shift", payload=records,
+                     sentence=f"Shift metrics of {args.data} by {args.by or 'nothing (one level)'}.",
+                     table=_frame(records))
     if args.json:
         emit_json(records)
         return 0
@@ -139,7 +166,15 @@ def run(args: argparse.Namespace) -> int:
                                                                strict=True))
             print(f"  {model}: {steps}; P(monotone) = {float(w['p_monotone'].sel(model=model)):.2f}, "
                   f"P(last > first) = {float(w['p_first_to_last'].sel(model=model)):.2f}")
+    print(f"seed {seed}" + (f"; written to {args.out}" if args.out else ""))
     return 0
+
+
+def _frame(records: list[dict[str, Any]]):
+    import pandas as pd
+
+    keep = ("level", "model", "n", "accuracy", "nll", "brier", "ece", "entropy", "auroc_ood")
+    return pd.DataFrame([{k: r.get(k) for k in keep if k in r} for r in records])
 
 
 def _print_table(records: list[dict[str, Any]], ci_prob: float) -> None:

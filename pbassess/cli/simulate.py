@@ -4,9 +4,8 @@
 
     pbassess simulate DATA --target least-accurate|most-accurate|most-miscalibrated|highest-cost|estimation
         --strategy NAME[,NAME...] [--prior uniform|informed|eb[,...]] [--pseudocount X] [--top-m M] [--runs R]
-        [--log-every L] [--seed S] [--budget B] [--batch-size b] [--bins NB]
-        [--cost-matrix zero-one|people|superclass|FILE] [--models NAME] [--threshold T] [--ci-prob P]
-        [--out DIR] [--json]
+        [--log-every L] [--budget N] [--picks-per-round N] [--bins B]
+        [--cost-matrix zero-one|people|superclass|FILE] [data, seed, interval, output and progress options]
 
 DATA is a registered name or a prediction file (top-1 form is enough: predicted class,
 probability, true label). A progress bar goes to stderr. ``--json`` prints one object::
@@ -15,13 +14,13 @@ probability, true label). A progress bar goes to stderr. ``--json`` prints one o
      "strategies": {"<name>": {"labels_to_mrr": fraction, "labels_to_mrr_interval": [lo, hi],
                                "mrr": [...], "success": [...], "agreement": [...]}},
      "priors": {"<prior>": {...same per prior...}},
-     "metric": ..., "inference": "conjugate", "ci_prob": P, "diagnostics": {"ok": true, ...}, "sentence": ...}
+     "metric": ..., "inference": "conjugate", "ci_prob": P, "diagnostics": {"ok": true, ...}, "sentence": ..., "seed": S}
 
 where ``mrr[i]``/``success[i]``/``agreement[i]`` are run averages after ``(i + 1) * L`` labels
 (``agreement``: the share of the true top-m set among the estimated top m; ``strategies``:
 the first prior), ``seconds`` is the wall time of the runs and ``compile_seconds`` the one-time
 compilation (or cache load). ``--out DIR`` writes ``simulation.nc`` (the result; read it back
-with ``pbassess.load_result``), ``labels_to_mrr.csv`` and ``active.png`` (MRR curves, success
+with ``pbassess.load_result``), ``labels_to_mrr.csv``, ``report.md`` and ``active.png`` (MRR curves, success
 curves, label efficiency).
 """
 
@@ -35,7 +34,9 @@ import numpy as np
 
 from pbassess.active.model import PRIORS, TARGETS
 from pbassess.active.strategies import STRATEGIES
-from pbassess.constants import CI_PROB, DEFAULT_BINS, DEFAULT_PSEUDOCOUNT
+from pbassess.cli import emit_json
+from pbassess.cli import options as opt
+from pbassess.constants import DEFAULT_BINS, DEFAULT_PSEUDOCOUNT
 from pbassess.errors import PbassessError
 
 __all__ = ["register", "run"]
@@ -43,12 +44,15 @@ __all__ = ["register", "run"]
 
 def register(subparsers: Any) -> None:
     """Add the ``simulate`` subcommand."""
-    p = subparsers.add_parser(
-        "simulate", help="replay active assessment strategies on a fully labeled pool",
+    p = opt.add_command(
+        subparsers, "simulate", help="replay active assessment strategies on a fully labeled pool",
         description="Simulate active Bayesian assessment (Ji et al., 2021): R runs of each strategy label the "
                     "pool one item at a time; report MRR, success rate and labels to MRR 0.99.",
+        examples=("pbassess simulate digits-logreg --strategy ts,random-item --runs 10 --seed 1 --json",
+                  "pbassess simulate digits-logreg --target most-miscalibrated --strategy ts --prior informed "
+                  "--runs 10 --seed 1 --out simulate-out"),
     )
-    p.add_argument("data", metavar="DATA", help="a registered name (pbassess data list) or a prediction file")
+    opt.add_data(p)
     p.add_argument("--target", default="least-accurate", choices=TARGETS, help="what to look for")
     p.add_argument("--strategy", required=True, metavar="NAME[,NAME...]",
                    help=f"comma-separated strategies: {', '.join(STRATEGIES)}; for --target estimation also "
@@ -56,63 +60,52 @@ def register(subparsers: Any) -> None:
     p.add_argument("--prior", default="uniform", metavar="NAME[,NAME...]",
                    help=f"prior of every arm, or several comma-separated: {', '.join(PRIORS)} "
                         "(eb: empirical Bayes across classes; accuracy targets and 0-1 cost), or adaptive (TS with the "
-                        "confidence-to-accuracy prior learned online); default uniform")
-    p.add_argument("--pseudocount", type=float, default=DEFAULT_PSEUDOCOUNT, metavar="X",
+                        "confidence-to-accuracy prior learned online; simulation only); default uniform")
+    p.add_argument("--pseudocount", type=float, default=DEFAULT_PSEUDOCOUNT, metavar="PC",
                    help=f"prior strength (default {DEFAULT_PSEUDOCOUNT:g})")
     p.add_argument("--top-m", type=int, default=1, metavar="M", help="size of the sought set of classes (default 1)")
     p.add_argument("--runs", type=int, default=100, metavar="R", help="independent replicate runs (default 100)")
     p.add_argument("--log-every", type=int, default=100, metavar="L", help="evaluate after every L labels (default 100)")
-    p.add_argument("--seed", type=int, default=0, metavar="S", help="the one seed of every run (default 0)")
-    p.add_argument("--budget", type=int, default=None, metavar="B", help="labels per run (default: the whole pool)")
-    p.add_argument("--batch-size", type=int, default=1, metavar="b",
-                   help="picks per round from the same posterior, as for a labeling team (default 1)")
-    p.add_argument("--bins", type=int, default=DEFAULT_BINS, metavar="NB",
+    p.add_argument("--budget", type=int, default=None, metavar="N", help="labels per run (default: the whole pool)")
+    p.add_argument("--picks-per-round", dest="batch_size", type=int, default=1, metavar="N",
+                   help="items picked per round from the same posterior, as for a labeling team (default 1)")
+    opt.add_deprecated_alias(p, "--batch-size", "--picks-per-round", "batch_size", type=int)
+    p.add_argument("--bins", type=int, default=DEFAULT_BINS, metavar="B",
                    help=f"confidence bins inside each class for most-miscalibrated (default {DEFAULT_BINS})")
-    p.add_argument("--cost-matrix", "--cost", dest="cost_matrix", default=None,
-                   metavar="zero-one|people|superclass|FILE",
-                   help="cost matrix of highest-cost (rows predicted, columns true): zero-one (default), the "
-                        "paper's CIFAR-100 matrices people / superclass, or a .csv/.npy/.json file")
-    p.add_argument("--models", default=None, metavar="NAME", help="classifier column of a binary-score CSV")
-    p.add_argument("--threshold", type=float, default=None, metavar="T",
-                   help="decision threshold of binary scores: positive where score > T (default 0.5)")
-    p.add_argument("--ties", default=None, choices=("negative", "positive"),
-                   help="class of a binary score equal to the threshold (default negative)")
-    p.add_argument("--ci-prob", type=float, default=CI_PROB, metavar="P",
-                   help=f"mass of the bootstrap interval over runs of labels to MRR (default {CI_PROB:g})")
-    p.add_argument("--out", default=None, metavar="DIR", help="write the result, the table and the figure here")
-    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    opt.add_cost_matrix(p)
+    opt.add_seed(p, "every run (the runs get independent streams from it)")
+    opt.add_interval(p, "the bootstrap interval over runs of labels to MRR")
+    opt.add_output(p, "the result (simulation.nc), labels_to_mrr.csv, the figure and report.md")
+    opt.add_quiet(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the simulation described by the parsed arguments."""
     from pbassess.active.experiment import simulate
-    from pbassess.cli import emit_json
-    from pbassess.data.registry import load_data
 
-    options: dict[str, Any] = {}
-    if args.models is not None:
-        options["model"] = args.models
-    if args.threshold is not None:
-        options["threshold"] = args.threshold
-    if getattr(args, "ties", None) is not None:
-        options["ties"] = args.ties
+    seed = opt.seed_value(args)
     if args.prior == "adaptive" or (args.target == "estimation" and "uncertainty" in args.strategy):
         from pbassess.cli.estimate import run_simulation  # ESTIM: adaptive prior, active estimation
 
         return run_simulation(args)
-    pred = load_data(args.data, **options)
+    pred = opt.load_data_args(args)
     result = simulate(
         pred, args.target, args.strategy, args.prior, pseudocount=args.pseudocount, top_m=args.top_m,
-        runs=args.runs, log_every=args.log_every, budget=args.budget, seed=args.seed, bins=args.bins,
-        cost_matrix=args.cost_matrix, batch_size=args.batch_size, ci_prob=args.ci_prob, progress=True,
+        runs=args.runs, log_every=args.log_every, budget=args.budget, seed=seed, bins=args.bins,
+        cost_matrix=args.cost_matrix, batch_size=args.batch_size, ci_prob=opt.ci_prob_value(args),
+        progress=False if (args.quiet or args.json) else None,
     )
     if args.out:
         _write_outputs(result, Path(args.out))
+    opt.save_outputs(result, argparse.Namespace(out=None, plot=args.plot), "simulation")
+    payload = result.to_json()
+    payload.setdefault("seed", seed)
     if args.json:
-        emit_json(result.to_json())
+        emit_json(payload)
     else:
         _print_table(result, args)
+        print(f"seed {seed}")
     return 0
 
 
@@ -145,10 +138,13 @@ def _write_outputs(result, out: Path) -> None:
     import matplotlib.pyplot as plt
 
     from pbassess.active.experiment import labels_to_mrr_table
+    from pbassess.report import markdown_table
 
     try:
         out.mkdir(parents=True, exist_ok=True)
         result.save(out / "simulation.nc")
+        (out / "report.md").write_text(f"# pbassess simulate\n\n{result.sentence()}\n\n"
+                                       f"{markdown_table(result.summary())}\n\n![active](active.png)\n")
         labels_to_mrr_table(result).to_dataframe().reset_index().to_csv(out / "labels_to_mrr.csv", index=False)
         fig = result.plot()
         try:

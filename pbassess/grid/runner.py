@@ -53,7 +53,7 @@ def done_cells(cells: Sequence[Any], out: str | Path) -> list[Any]:
     Examples
     --------
     >>> import tempfile
-    >>> from pbassess.grid.config import Cell
+    >>> from pbassess.grid.cells import Cell
     >>> done_cells([Cell(dataset="d", target="least-accurate", strategy="ts", prior="uniform")], tempfile.mkdtemp())
     []
     """
@@ -169,7 +169,9 @@ def _pool_sizes() -> dict[str, int]:
 def _progress_bar(total: int, enabled: bool | None):
     from tqdm.auto import tqdm
 
-    show = sys.stderr.isatty() if enabled is None else bool(enabled)
+    from pbassess.inference.sampling import progress_wanted
+
+    show = progress_wanted() if enabled is None else bool(enabled)
     return tqdm(total=total, disable=not show, unit="cell", file=sys.stderr)
 
 
@@ -229,7 +231,7 @@ def run_grid(cells: Sequence[Any], out: str | Path, *, scheduler: str | None = N
     Examples
     --------
     >>> import tempfile
-    >>> from pbassess.grid.config import Cell
+    >>> from pbassess.grid.cells import Cell
     >>> cells = [Cell(dataset="digits-logreg", target="least-accurate", strategy=s, prior="uniform", runs=2)
     ...          for s in ("ts", "random-item")]
     >>> merged = run_grid(cells, tempfile.mkdtemp())

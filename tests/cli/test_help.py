@@ -17,10 +17,11 @@ MARKUP = ("`", "::", ":func:", ":class:", ":mod:", ":meth:", ":attr:", ":ref:", 
 
 # The flag spellings the project uses everywhere (COMMON standards, issue 7), and the old
 # spellings that may only appear as aliases of the canonical flag on the same option.
-CANONICAL = {"--cost": "--cost-matrix", "--batch": "--batch-size", "--engine": "--inference"}
+CANONICAL = {"--cost": "--cost-matrix", "--engine": "--inference"}
 # Concepts that must never be spelled differently from these canonical flags.
 FORBIDDEN = {"--output": "--out", "--ci": "--ci-prob", "--random-seed": "--seed", "--cost_matrix": "--cost-matrix",
-             "--batch_size": "--batch-size", "--ci_prob": "--ci-prob", "--cred-prob": "--ci-prob"}
+             "--batch_size": "--chunk-size", "--ci_prob": "--ci-prob", "--cred-prob": "--ci-prob",
+             "--batch-size": "--chunk-size, --picks-per-round, --items-per-batch or --arms-per-round"}
 
 
 def _walk(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()):
@@ -35,9 +36,13 @@ PARSERS = dict(_walk(build_parser()))
 IDS = [" ".join(p) for p in PARSERS]
 
 
-def _options(parser):
+def _options(parser, *, deprecated: bool = False):
+    """The parser's options; hidden deprecated aliases (kept for one release) only with ``deprecated=True``."""
+    from pbassess.cli.options import _DeprecatedAlias
+
     skip = (argparse._HelpAction, argparse._VersionAction, argparse._SubParsersAction)
-    return [a for a in parser._actions if not isinstance(a, skip)]
+    return [a for a in parser._actions if not isinstance(a, skip)
+            and (deprecated or not isinstance(a, _DeprecatedAlias))]
 
 
 def test_the_walk_finds_every_subcommand():
@@ -72,13 +77,51 @@ def test_flag_names_are_the_projects(path):
 
 
 def test_shared_flags_mean_the_same_destination_everywhere():
-    """--seed, --ci-prob, --out, --json, --cost-matrix, --batch-size, --inference: one dest each."""
+    """--seed, --ci-prob, --out, --json, --cost-matrix, --inference: one dest each."""
     dests: dict[str, set[str]] = {}
     for parser in PARSERS.values():
         for action in _options(parser):
-            for flag in ("--seed", "--ci-prob", "--json", "--cost-matrix", "--batch-size", "--inference"):
+            for flag in ("--seed", "--ci-prob", "--json", "--cost-matrix", "--inference", "--out", "--draws"):
                 if flag in action.option_strings:
                     dests.setdefault(flag, set()).add(action.dest)
     assert dests["--seed"] == {"seed"} and dests["--ci-prob"] == {"ci_prob"} and dests["--json"] == {"json"}
     assert dests["--cost-matrix"] == {"cost_matrix"} and dests["--inference"] == {"inference"}
-    assert dests["--batch-size"] == {"batch_size"}
+    assert dests["--out"] == {"out"} and dests["--draws"] == {"draws"}
+
+
+@pytest.mark.parametrize("path", list(PARSERS), ids=IDS)
+def test_batch_size_is_only_a_hidden_deprecated_alias(path):
+    """--batch-size had four meanings; each command now names what it batches and keeps --batch-size hidden."""
+    for action in _options(PARSERS[path], deprecated=True):
+        if "--batch-size" in action.option_strings:
+            assert action.help == argparse.SUPPRESS, f"pbassess {' '.join(path)}: --batch-size is shown"
+            assert "--batch-size" not in PARSERS[path].format_help()
+
+
+@pytest.mark.parametrize("path", list(PARSERS), ids=IDS)
+def test_no_abbreviations(path):
+    assert PARSERS[path].allow_abbrev is False, f"pbassess {' '.join(path)} accepts abbreviated options"
+
+
+@pytest.mark.parametrize("path", list(PARSERS), ids=IDS)
+def test_one_metavar_per_concept(path):
+    """DATA, SEED, PC, P, DIR for the same things everywhere."""
+    wanted = {"--seed": "SEED", "--pseudocount": "PC", "--ci-prob": "P", "--out": "DIR", "--pool": "DATA"}
+    for action in _options(PARSERS[path]):
+        for flag, metavar in wanted.items():
+            if flag in action.option_strings:
+                assert action.metavar == metavar, f"pbassess {' '.join(path)} {flag} shows {action.metavar}"
+        if not action.option_strings and action.dest in ("data", "pool"):
+            assert action.metavar == "DATA", f"pbassess {' '.join(path)}: {action.dest} shows {action.metavar}"
+
+
+def test_top_level_help_groups_the_commands_by_task():
+    from pbassess.cli import COMMAND_GROUPS
+
+    text = build_parser().format_help()
+    assert "commands by task:" in text
+    grouped = [n for names in COMMAND_GROUPS.values() for n in names]
+    top = {p[0] for p in PARSERS}
+    assert sorted(grouped) == sorted(top), "every command appears in exactly one task of COMMAND_GROUPS"
+    for task in COMMAND_GROUPS:
+        assert f"  {task}:" in text

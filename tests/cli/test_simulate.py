@@ -39,7 +39,7 @@ def test_json_contract(top1_csv, capsys):
     out = json.loads(captured.out)
     # the keys of the original contract, plus the keys every result shares, plus per-prior tables
     assert set(out) == {"target", "top_m", "log_every", "seconds", "compile_seconds", "strategies", "priors",
-                        "metric", "inference", "ci_prob", "diagnostics", "sentence"}
+                        "metric", "inference", "ci_prob", "diagnostics", "sentence", "seed"}
     assert out["target"] == "least-accurate" and out["top_m"] == 1 and out["log_every"] == 10
     assert out["metric"] == "accuracy" and out["inference"] == "conjugate" and out["ci_prob"] == 0.95
     assert out["diagnostics"]["ok"] is True and out["diagnostics"]["runs"] == 5
@@ -51,17 +51,17 @@ def test_json_contract(top1_csv, capsys):
         assert len(row["mrr"]) == len(row["success"]) == len(row["agreement"]) == 12  # 120 items / L = 10
         assert row["agreement"] == row["success"]  # top-1: finding the set is finding its one class
         assert row["mrr"][-1] == 1.0 and 0 < row["labels_to_mrr"] <= 1
-    assert "#" in captured.err  # the progress bar goes to stderr
+    assert "#" not in captured.err and out["seed"] == 3  # --json implies --quiet; the seed is recorded
 
 
 def test_same_seed_same_json(top1_csv, capsys):
     args = ["simulate", str(top1_csv), "--strategy", "ttts", "--runs", "3", "--log-every", "20", "--json",
             "--prior", "informed", "--pseudocount", "4", "--top-m", "2"]
-    main(args)
+    main(args)  # no --seed: a fresh one, recorded in the output
     first = json.loads(capsys.readouterr().out)
-    main(args)
+    main([*args, "--seed", str(first["seed"])])
     second = json.loads(capsys.readouterr().out)
-    assert first["strategies"] == second["strategies"] and first["top_m"] == 2
+    assert first["strategies"] == second["strategies"] and first["top_m"] == 2 and second["seed"] == first["seed"]
 
 
 def test_other_targets_and_outputs(top1_csv, tmp_path, capsys):
@@ -71,7 +71,8 @@ def test_other_targets_and_outputs(top1_csv, tmp_path, capsys):
     assert code == 0
     text = capsys.readouterr().out
     assert "labels to MRR" in text and "bayes-ucb" in text
-    assert {p.name for p in out_dir.iterdir()} == {"simulation.nc", "labels_to_mrr.csv", "active.png"}
+    assert {p.name for p in out_dir.iterdir()} == {"simulation.nc", "labels_to_mrr.csv", "active.png",
+                                                         "report.md"}
     from pbassess import load_result
 
     loaded = load_result(out_dir / "simulation.nc")  # the saved result loads back with its curves
