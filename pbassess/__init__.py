@@ -4,11 +4,10 @@ Posteriors, not point estimates, for the accuracy, calibration and misclassifica
 a classifier from few labels, and active choice of which items to label next.
 """
 
+from pbassess._version import __version__
 from pbassess.constants import CI_PROB
 from pbassess.data import Predictions, as_predictions, list_models, load_data, read_predictions
 from pbassess.errors import ConfigError, DataError, PbassessError
-
-from pbassess._version import __version__
 
 # Heavier layers (PyMC, numba) load on first use, so that `import pbassess` and the CLI stay fast.
 _LAZY = {

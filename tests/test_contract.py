@@ -42,9 +42,13 @@ ASSESSMENTS = {
                                                                      sample_kwargs=NUTS), "digits_shift"),
     "cost": (lambda p, inf, s: pb.assess_confusion(p, inference=inf, seed=s, sample_kwargs=NUTS), "digits"),
     "calibration": (lambda p, inf, s: pb.assess_calibration(p, inference=inf, seed=s, sample_kwargs=NUTS), "digits"),
+    "compare-groups": (lambda p, inf, s: pb.compare_groups(p, "environment", inference=inf, seed=s,
+                                                           sample_kwargs=NUTS), "digits_shift"),
+    "compare-groups-ece": (lambda p, inf, s: pb.compare_groups(p, "environment", metric="ece", bins=5, inference=inf,
+                                                               seed=s, sample_kwargs=NUTS), "digits_shift"),
 }
 #: the reported variable whose posterior mean the two inferences must agree on
-MAIN = {"cost": "expected_cost", "calibration": "ece"}
+MAIN = {"cost": "expected_cost", "calibration": "ece", "compare-groups": "value", "compare-groups-ece": "value"}
 INFERENCES = ("conjugate", "nuts")
 
 

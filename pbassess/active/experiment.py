@@ -20,7 +20,6 @@ alone, and run r of every strategy shares the same in-class shuffles (paired com
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any

@@ -68,7 +68,8 @@ from pbassess.assess.rope_labeling import (
 )
 from pbassess.constants import CI_PROB, DEFAULT_BINS, DEFAULT_DRAWS, DEFAULT_PSEUDOCOUNT
 from pbassess.errors import ConfigError, DataError
-from pbassess.inference import resolve_inference
+from pbassess.inference import fit, resolve_inference
+from pbassess.pymc_models.accuracy import BetaBernoulliSpec, GroupComparisonSpec
 from pbassess.pymc_models.priors import is_pymc_prior
 from pbassess.results.compare import ComparisonResult
 from pbassess.stats import as_generator, bin_edges, ece_from_draws
@@ -122,18 +123,6 @@ def _ece_fit(cells: dict[str, np.ndarray], edges: np.ndarray, prior: str, pseudo
     res["theta"] = ece_from_draws(theta, weights, score)
     res["loglik"] = res["loglik"].reshape(theta.shape).sum(axis=-1)
     return res, cells["n"].sum(axis=1), cells["k"].sum(axis=1)
-
-
-def _group_ece(preds: Any, by: str, names: Sequence[str], bins: int, prior: str, pseudocount: float, **fit: Any):
-    from pbassess.counting import count_cells
-
-    edges = bin_edges(bins=bins)
-    table = count_cells(preds, (by, "bin"), bin_edges=edges)
-    index = {str(v): i for i, v in enumerate(table[by].to_numpy().tolist())}
-    table = table.isel({by: [index[g] for g in names]})
-    cells = {"n": table["n"].to_numpy(), "k": table["correct"].to_numpy(), "n_pool": table["n_pool"].to_numpy(),
-             "score_sum_pool": table["score_sum_pool"].to_numpy()}
-    return _ece_fit(cells, edges, prior, pseudocount, names, **fit)
 
 
 def _build_result(values: np.ndarray, diffs: np.ndarray, names: list[str], pairs: list[tuple[int, int]],
@@ -250,30 +239,91 @@ def compare_groups(
         raise DataError(f"group column {by!r} needs at least two groups to compare, got {len(names)}")
     if predictions.n_labeled == 0:
         raise DataError("the comparison needs labels, but no item is labeled")
-    fit_opts = {"inference": inference, "draws": n_draws, "rng": rng, "sample_kwargs": kwargs}
     cells = group_cells(predictions, by, names, "accuracy" if metric == "ece" else metric)
     user_prior = prior if is_pymc_prior(prior) else None
     if user_prior is not None and (inference != "nuts" or metric == "ece"):
         raise ConfigError("a PyMC prior (callable or dict) needs inference='nuts' and a rate metric (not ece)")
+    pairs = pair_list(names)
     if metric == "ece":
-        fit, n, k = _group_ece(predictions, by, names, bins, prior, pseudocount, **fit_opts)
-        values = fit["theta"]
+        spec, n, k = _group_ece_spec(predictions, by, names, bins, prior, pseudocount, pairs)
     else:
         n, k = cells["n"], cells["k"]
         alpha, beta = beta_prior_params("uniform" if user_prior else prior, pseudocount, cells["prior_mean"])
-        fit = beta_fit(alpha, beta, n, k, names=names, user_prior=user_prior, **fit_opts)
-        values = cells["mean_conf"] - fit["theta"] if metric == "calibration-bias" else fit["theta"]
-    pairs = pair_list(names)
-    diffs = np.stack([values[..., i] - values[..., j] for i, j in pairs], axis=-1)
-    return _build_result(
-        values, diffs, names, pairs, {"n": n, "successes": k, "n_items": cells["n_items"]}, loglik=fit["loglik"],
-        fit_idata=fit["idata"], diagnostics=fit["diagnostics"], metric=metric, rope=rope,
+        rates = BetaBernoulliSpec(n, k, alpha, beta, dim="cell", coords=names, user_prior=user_prior,
+                                  observations=_group_observations(predictions, by, names, metric))
+        spec = GroupComparisonSpec(rates, names, pairs,
+                                   offset=cells["mean_conf"] if metric == "calibration-bias" else None)
+    fitted = fit(spec, inference=inference, draws=n_draws, seed=rng, sample_kwargs=kwargs)
+    return _result_from_fit(
+        fitted, spec, {"n": n, "successes": k, "n_items": cells["n_items"]}, metric=metric, rope=rope,
         prior={"kind": "pymc" if user_prior else prior, "pseudocount": pseudocount},
-        data_summary={**predictions.describe(), "by": by},
-        inference=inference, ci_prob=ci_prob,
+        data_summary={**predictions.describe(), "by": by}, ci_prob=ci_prob,
         options={"by": by, "mode": "groups", "bins": bins, "draws": n_draws if inference == "conjugate" else None},
-        model=fit.get("model"),
     )
+
+
+def _group_observations(preds: Any, by: str, names: Sequence[str], metric: str, *, bins: np.ndarray | None = None):
+    """Each labeled item's cell (its group, or group x bin) and success for ``metric``, or None (lazy pool)."""
+    from pbassess.inference import Observations
+
+    if getattr(preds, "is_lazy", False):
+        return None
+    index = {name: i for i, name in enumerate(names)}
+    cell = np.array([index.get(str(v), -1) for v in preds.group(by)], dtype=np.int64)
+    labeled = preds.labeled
+    if metric in ("tpr", "fpr"):
+        truth = 1 if metric == "tpr" else 0
+        labeled = labeled & (preds.labels == truth)
+        success = preds.predicted == 1
+    else:
+        success = preds.correct
+    if bins is not None:
+        from pbassess.counting import assign_bins
+
+        cell = np.where(cell >= 0, cell * (bins.size - 1) + assign_bins(preds.confidence, bins), -1)
+    try:
+        ids = preds.item_ids
+    except KeyError:
+        ids = None
+    return Observations.of(np.where(labeled, cell, -1), success, ids)
+
+
+def _group_ece_spec(preds: Any, by: str, names: Sequence[str], bins: int, prior: str, pseudocount: float,
+                    pairs: list[tuple[int, int]]):
+    """The ECE comparison: Beta cells per group x bin, each group's ECE derived from its cells."""
+    from pbassess.counting import count_cells
+
+    edges = bin_edges(bins=bins)
+    table = count_cells(preds, (by, "bin"), bin_edges=edges)
+    index = {str(v): i for i, v in enumerate(table[by].to_numpy().tolist())}
+    table = table.isel({by: [index[g] for g in names]})
+    n, k = table["n"].to_numpy(), table["correct"].to_numpy()
+    pool, ssum = table["n_pool"].to_numpy(), table["score_sum_pool"].to_numpy()
+    centre = (edges[:-1] + edges[1:]) / 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        score = np.where(pool > 0, ssum / np.maximum(pool, 1), centre)
+    weights = pool / np.maximum(pool.sum(axis=1, keepdims=True), 1)
+    alpha, beta = beta_prior_params(prior, pseudocount, score.ravel())
+    labels = [f"{g} bin {b}" for g in names for b in range(edges.size - 1)]
+    cells = BetaBernoulliSpec(n.ravel(), k.ravel(), alpha, beta, dim="cell", coords=labels,
+                              observations=_group_observations(preds, by, names, "ece", bins=edges))
+    return GroupComparisonSpec(cells, names, pairs, ece={"weight": weights, "score": score}), n.sum(axis=1), k.sum(axis=1)
+
+
+def _result_from_fit(fitted: Any, spec: Any, counts: dict[str, Any], *, metric: str, rope: float,
+                     prior: dict[str, Any], data_summary: dict[str, Any], ci_prob: float,
+                     options: dict[str, Any]) -> ComparisonResult:
+    """A ComparisonResult over the fit layer's DataTree (its ``value`` and ``difference``, pair labels added)."""
+    names, pairs = spec.groups, spec.pairs
+    posterior = fitted.idata["posterior"].to_dataset()[["value", "difference"]]
+    count_ds = xr.Dataset({key: ("group", np.asarray(v)) for key, v in counts.items()}, coords={"group": names})
+    # which groups each pair compares (kept beside the counts: non-index coordinates on the posterior
+    # would stop az.summary from stacking its variables)
+    count_ds["pair_a"] = xr.DataArray([names[i] for i, _ in pairs], dims="pair", coords={"pair": spec.pair_labels})
+    count_ds["pair_b"] = xr.DataArray([names[j] for _, j in pairs], dims="pair", coords={"pair": spec.pair_labels})
+    return ComparisonResult(posterior, count_ds, prior=prior, data_summary=data_summary, inference=fitted.inference,
+                            ci_prob=ci_prob, idata=fitted.idata, diagnostics=fitted.diagnostics,
+                            options={"metric": metric, "rope": rope, **options}, model=fitted._model)
 
 
 # ---------------------------------------------------------------------------- models

@@ -101,9 +101,9 @@ def _prior_check(result: Any, rng: np.random.Generator) -> dict[str, Any]:
 
 
 def _sensitivity(result: Any) -> dict[str, Any]:
-    import arviz as az
-
     import logging
+
+    import arviz as az
 
     logger = logging.getLogger("arviz_stats.psense")  # its "we detected potential issues" note: the
     level = logger.level                               # table's sensitivity_flagged column says it

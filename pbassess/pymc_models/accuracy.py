@@ -27,7 +27,8 @@ import xarray as xr
 from pbassess.errors import ConfigError
 from pbassess.inference.spec import Spec
 
-__all__ = ["DEFAULT_SAMPLE_KWARGS", "BetaBernoulliSpec", "asinh_logit_beta_log_density", "beta_binomial_model",
+__all__ = ["DEFAULT_SAMPLE_KWARGS", "BetaBernoulliSpec", "GroupComparisonSpec", "asinh_logit_beta_log_density",
+           "beta_binomial_model",
            "beta_log_density", "beta_variable", "sample_posterior"]
 
 #: Defaults of :func:`sample_posterior` (``pm.sample``): 4 chains x 1000 draws after 1000 tuning steps
@@ -445,3 +446,97 @@ class BetaBernoulliSpec(Spec):
 
     def cell_n(self) -> np.ndarray:
         return self.n
+
+
+class GroupComparisonSpec(Spec):
+    """A rate (or an ECE) per group and the difference of every pair, over Beta-Bernoulli cells.
+
+    The cells are the groups (accuracy, TPR, FPR, calibration bias) or the group x bin cells (ECE),
+    each ``BetaBernoulliSpec``-distributed (the same PyMC model, variable ``accuracy`` over dim
+    ``cell``). Derived for both inferences alike: ``value`` per group (the cell's rate; ``offset -
+    rate`` for the calibration bias; ``sum_b w_gb |rate_gb - s_gb|`` for the ECE) and
+    ``difference`` = ``value[a] - value[b]`` per pair.
+
+    Parameters
+    ----------
+    cells : BetaBernoulliSpec
+        The cells (dim ``cell``), with the labeled items as observations when known.
+    groups : sequence of str
+        Group names; ``cells`` holds one cell per group, or ``len(groups) * n_bins`` (ECE).
+    pairs : sequence of (int, int)
+        The compared pairs (indices into ``groups``).
+    offset : array_like, optional
+        Per-group offset: ``value = offset - rate`` (the calibration bias).
+    ece : dict, optional
+        ``{"weight": (G, B), "score": (G, B)}``: value is the ECE of each group's bins.
+
+    Examples
+    --------
+    >>> from pbassess.inference import fit
+    >>> cells = BetaBernoulliSpec([10, 10], [9, 5], 1.0, 1.0, dim="cell", coords=["F", "M"])
+    >>> spec = GroupComparisonSpec(cells, ["F", "M"], [(0, 1)])
+    >>> post = fit(spec, draws=4000, seed=0).idata["posterior"]
+    >>> bool(abs(float(post["difference"].mean()) - (10 / 12 - 6 / 12)) < 0.01)
+    True
+    """
+
+    name = "comparison"
+    observed_name = "correct"
+
+    def __init__(self, cells: BetaBernoulliSpec, groups: Sequence[str], pairs: Sequence[tuple[int, int]], *,
+                 offset: Any = None, ece: dict[str, Any] | None = None) -> None:
+        self.cells = cells
+        self.groups = [str(g) for g in groups]
+        self.pairs = [(int(i), int(j)) for i, j in pairs]
+        self.offset = None if offset is None else np.asarray(offset, dtype=float)
+        self.ece = ece
+        self.observations = cells.observations
+        self.nuts_defaults = dict(cells.nuts_defaults)
+        self.pair_labels = [f"{self.groups[i]} - {self.groups[j]}" for i, j in self.pairs]
+        self.coords = {**cells.coords, "group": self.groups, "pair": self.pair_labels}
+        self.reported = {"value": ("group",), "difference": ("pair",)}
+
+    @property
+    def has_conjugate(self) -> bool:
+        return self.cells.has_conjugate
+
+    def conjugate_draws(self, n_draws, rng):
+        return self.cells.conjugate_draws(n_draws, rng)
+
+    def prior_draws(self, n_draws, rng):
+        return self.cells.prior_draws(n_draws, rng)
+
+    def model(self):
+        return self.cells.model()
+
+    def complete(self, draws):
+        out = self.cells.complete(draws)
+        rate = out[self.cells.var_name][1]
+        if self.ece is not None:
+            shaped = rate.reshape(*rate.shape[:-1], len(self.groups), -1)
+            value = np.sum(self.ece["weight"] * np.abs(shaped - self.ece["score"]), axis=-1)
+        elif self.offset is not None:
+            value = self.offset - rate
+        else:
+            value = rate
+        out["value"] = (("group",), value)
+        out["difference"] = (("pair",), np.stack([value[..., i] - value[..., j] for i, j in self.pairs], axis=-1))
+        return out
+
+    def log_likelihood(self, draws, per_item):
+        return self.cells.log_likelihood(draws, per_item)
+
+    def log_prior(self, draws):
+        return self.cells.log_prior(draws)
+
+    def exact_loo_pointwise(self):
+        return self.cells.exact_loo_pointwise()
+
+    def observed_data(self) -> xr.Dataset:
+        return self.cells.observed_data()
+
+    def constant_data(self) -> xr.Dataset:
+        return self.cells.constant_data()
+
+    def cell_n(self) -> np.ndarray:
+        return self.cells.n

@@ -23,7 +23,8 @@ class ComparisonResult(AssessmentResult):
     """Posterior of a metric per group (or model) and of every pairwise difference.
 
     Posterior variables: ``value`` (chain, draw, group) and ``difference`` (chain, draw, pair),
-    with pair coordinates ``pair_a`` and ``pair_b`` (the difference is ``a - b``).
+    with the groups of each pair in ``counts["pair_a"]`` and ``counts["pair_b"]`` (model comparisons:
+    pair coordinates of the posterior); the difference is ``a - b``.
 
     Examples
     --------
@@ -41,6 +42,18 @@ class ComparisonResult(AssessmentResult):
 
     metric = "compare"
 
+    def _spec(self):
+        """The group comparison's Beta cells (exact LOO); model comparisons have no closed form here."""
+        from pbassess.pymc_models.accuracy import BetaBernoulliSpec
+
+        if self.options.get("mode") != "groups" or self.prior.get("kind") == "pymc":
+            return None
+        return BetaBernoulliSpec.from_tree(self.idata, var_name="accuracy")
+
+    def _build_model(self):
+        spec = self._spec()
+        return None if spec is None else spec.model()
+
     @property
     def groups(self) -> list[str]:
         return [str(g) for g in self.posterior["group"].to_numpy()]
@@ -54,8 +67,9 @@ class ComparisonResult(AssessmentResult):
         return str(self.options.get("metric", "accuracy"))
 
     def _pairs(self) -> list[tuple[str, str]]:
-        return list(zip(self.posterior["pair_a"].to_numpy().astype(str).tolist(),
-                        self.posterior["pair_b"].to_numpy().astype(str).tolist(), strict=True))
+        source = self.counts if "pair_a" in self.counts else self.posterior  # groups: counts; models: posterior
+        return list(zip(source["pair_a"].to_numpy().astype(str).tolist(),
+                        source["pair_b"].to_numpy().astype(str).tolist(), strict=True))
 
     def group_summary(self):
         """One row per group: mean, HDI, labeled trials and successes, pool size."""

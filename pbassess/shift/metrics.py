@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from pbassess.constants import DEFAULT_BINS
+from pbassess.calibration.metrics import expected_calibration_error  # noqa: E402  (the one ECE; re-exported)
 from pbassess.counting import cell_counts
 from pbassess.errors import DataError
 
@@ -196,24 +196,6 @@ def brier_decomposition(probs: Any, labels: Any) -> dict[str, float]:
         "uncertainty_minus_one": uncertainty - 1.0,
         "cross": float(2.0 * np.mean(np.sum((p - q_item) * (q_item - onehot), axis=1))),
     }
-
-
-def expected_calibration_error(confidence: Any, correct: Any, bins: int | Any = DEFAULT_BINS) -> float:
-    """Top-label ECE with equal-width bins (or given edges), bins ``[lo, hi)``.
-
-    Uses :func:`pbassess.stats.calibration.frequentist_ece` on
-    :func:`pbassess.stats.counts.binned_counts`, the same numbers as ``assess_calibration``.
-
-    Examples
-    --------
-    >>> round(expected_calibration_error([0.95, 0.95, 0.65, 0.65], [1, 0, 1, 1]), 4)
-    0.4
-    """
-    from pbassess.stats.calibration import frequentist_ece
-    from pbassess.stats.counts import bin_edges, binned_counts
-
-    counts = binned_counts(confidence, np.asarray(correct, dtype=bool), bin_edges(bins=bins))
-    return frequentist_ece(counts["n"], counts["correct"], counts["score_sum"])
 
 
 def accuracy_vs_confidence(confidence: Any, correct: Any, thresholds: Any = CONFIDENCE_THRESHOLDS
