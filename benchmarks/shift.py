@@ -31,7 +31,7 @@ def main() -> None:
           f"{table.attrs['n_ood']} OOD items per method\n")
     print(f"{'method':>13s} {'int.':>4s} {'n':>5s} {'acc':>6s} {'nll':>6s} {'brier':>6s} {'ece':>6s} "
           f"{'ece 95% HDI':>16s} {'entropy':>7s} {'auroc':>6s} {'acc range over corruptions':>27s}")
-    for model in table.model.values:
+    for model in table["model"].values:
         for level in table.level.values:
             c = table.sel(model=model, level=level)
             per = cells["accuracy"].sel(model=model).where(cells["intensity"] == level, drop=True).values

@@ -66,12 +66,12 @@ def test_calibration_trend_detects_growing_overconfidence():
 
     rng = np.random.default_rng(4)
     table = _calibration_table(rng, [0.0, -0.6, -1.2, -1.8])
-    fit = fit_calibration_trend(table, table.model.values[0], seed=5,
+    fit = fit_calibration_trend(table, table["model"].values[0], seed=5,
                                 sample_kwargs={"draws": 200, "tune": 200, "chains": 2, "progressbar": False})
     assert fit["p_more_overconfident"] > 0.95
     ece = fit["ece"].mean(axis=0)
     assert ece[-1] > ece[0] + 0.1  # the true ECE is about 0, 0.11, 0.23, 0.36
-    assert np.all(np.abs(ece - table["ece"].sel(model=table.model.values[0]).values) < 0.06)
+    assert np.all(np.abs(ece - table["ece"].sel(model=table["model"].values[0]).values) < 0.06)
 
 
 def test_calibration_model_validates_counts():
