@@ -21,8 +21,8 @@ import warnings
 import numpy as np
 import pytest
 
-from pbassess.active import state as session_module  # the state file's writer lives here
 from pbassess.active.session import LabelingSession, atomic_write_bytes
+from pbassess.active.session import state as session_module  # the state file's writer lives here
 from pbassess.data.registry import load_data
 from pbassess.errors import StateError
 

@@ -15,14 +15,14 @@ import pandas as pd
 import pytest
 
 from pbassess import Predictions
-from pbassess.active import state as state_module
 from pbassess.active.session import LabelingSession
-from pbassess.active.session_estimation import (
+from pbassess.active.session import state as state_module
+from pbassess.active.session.estimation import (
     issue_uncertainty_batch,
     new_design,
     session_estimates,
 )
-from pbassess.active.state import _rng_from_state
+from pbassess.active.session.state import rng_from_state as _rng_from_state
 from pbassess.cli import main
 from pbassess.errors import ConfigError, StateError
 from pbassess.estimation.active import active_sample, ipw_mean_interval

@@ -1,6 +1,6 @@
 """A labeling session for a person: batch by batch, resumable, and never losing a label.
 
-A session keeps everything in one small JSON *state file* (:mod:`pbassess.active.state`): a
+A session keeps everything in one small JSON *state file* (:mod:`pbassess.active.session.state`): a
 fingerprint of the pool, the settings (target, strategy, prior, batch size, top-m, seed), the
 random generator's state, every label given (item id, label, time, in order) and the batch
 still waiting for labels. The state is written atomically and durably under a lock on the
@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import html
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -47,35 +48,26 @@ import numpy as np
 
 from pbassess.active.arms import build_target_model
 from pbassess.active.select import choose_batch
-from pbassess.active.session_estimation import (
+from pbassess.active.session.estimation import (
     UNCERTAINTY,
     issue_uncertainty_batch,
     new_design,
     session_estimates,
 )
-from pbassess.active.session_result import SessionPosterior, session_posterior
-from pbassess.active.session_views import SessionViews
-from pbassess.active.state import (  # noqa: F401  (atomic_write_bytes, pool_fingerprint: re-exported)
+from pbassess.active.session.labels import label_rows, new_label_entries
+from pbassess.active.session.report import write_report
+from pbassess.active.session.result import SessionPosterior, session_posterior
+from pbassess.active.session.settings import as_float, load_pool, session_cost, validate_config
+from pbassess.active.session.state import (
     DEFAULT_BATCH_SIZE,
-    STATE_FORMAT,
-    STATE_VERSION,
-    _as_float,
-    _check_loaded_state,
-    _encode_state,
-    _folder_lock,
-    _label_rows,
-    _load_pool,
-    _new_label_entries,
-    _new_state,
-    _now,
-    _one_line,
-    _os_reason,
-    _read_state,
-    _rng_from_state,
-    _session_cost,
-    _validate_config,
-    atomic_write_bytes,
-    pool_fingerprint,
+    check_loaded_state,
+    encode_state,
+    folder_lock,
+    new_state,
+    one_line,
+    read_state,
+    rng_from_state,
+    utc_now,
     write_state,
 )
 from pbassess.constants import CI_PROB, DEFAULT_BINS, DEFAULT_DRAWS, DEFAULT_PSEUDOCOUNT
@@ -85,10 +77,10 @@ from pbassess.estimation.active import DEFAULT_UNIFORM_SHARE
 from pbassess.stats import bin_edges, bin_index
 from pbassess.stats.intervals import check_ci_prob
 
-__all__ = ["LabelingSession", "SessionPosterior", "atomic_write_bytes", "pool_fingerprint"]
+__all__ = ["LabelingSession"]
 
 
-class LabelingSession(SessionViews):
+class LabelingSession:
     """A resumable, crash-safe labeling session over a pool of predictions.
 
     Create one with :meth:`start`, reopen it with :meth:`load` (alias :meth:`resume`).
@@ -159,7 +151,7 @@ class LabelingSession(SessionViews):
             ``random-item``, ``random-arm``, ``ts``, ``ttts``, ``mpts``, ``bayes-ucb`` or
             ``epsilon-greedy``; for ``estimation`` also ``uncertainty``: active estimation
             (labeling probabilities from the confidence, inverse-probability-weighted estimate;
-            :mod:`pbassess.active.session_estimation`).
+            :mod:`pbassess.active.session.estimation`).
         batch_size : int
             Items per batch.
         prior : {"uniform", "informed"}
@@ -213,26 +205,26 @@ class LabelingSession(SessionViews):
                              "or pass --force / overwrite=True to start over)")
         if not path.parent.is_dir():
             raise StateError(f"the folder of the state file does not exist: {path.parent}")
-        pool_obj, source = _load_pool(pool, pool_options)
+        pool_obj, source = load_pool(pool, pool_options)
         if seed is None:
             seed = int(np.random.SeedSequence().entropy % (2**63))
-        matrix, cost_source = _session_cost(cost_matrix, cost, pool_obj.classes)
+        matrix, cost_source = session_cost(cost_matrix, cost, pool_obj.classes)
         cfg = {
             "target": target, "strategy": strategy, "batch_size": batch_size, "prior": prior,
-            "pseudocount": _as_float(pseudocount, "pseudocount"),
-            "top_m": top_m, "seed": seed, "ttts_beta": _as_float(ttts_beta, "ttts_beta"),
-            "epsilon": _as_float(epsilon, "epsilon"), "bins": bins,
+            "pseudocount": as_float(pseudocount, "pseudocount"),
+            "top_m": top_m, "seed": seed, "ttts_beta": as_float(ttts_beta, "ttts_beta"),
+            "epsilon": as_float(epsilon, "epsilon"), "bins": bins,
             "cost_source": cost_source,
         }
-        _validate_config(cfg, pool_obj)
-        state = _new_state(pool_obj, source, pool_options, cfg, matrix, use_pool_labels=use_pool_labels)
+        validate_config(cfg, pool_obj)
+        state = new_state(pool_obj, source, pool_options, cfg, matrix, use_pool_labels=use_pool_labels)
         if strategy == UNCERTAINTY:
             state["design"], state["rng"] = new_design(pool_obj.n_items, batch_size, seed, budget, uniform_share)
         elif budget is not None:
             raise ConfigError("a label budget applies only to strategy 'uncertainty' (target 'estimation')")
         session = cls(state, pool_obj, path)
         session._model()  # the prior must exist for this target and cost matrix (else one ConfigError line)
-        with _folder_lock(path.parent):
+        with folder_lock(path.parent):
             session._write(state)
         return session
 
@@ -268,7 +260,7 @@ class LabelingSession(SessionViews):
         pbassess.errors.StateError: state file not found: no-such-state.json (start a session with `pbassess session start`)
         """
         path = Path(state_path)
-        state = _read_state(path)
+        state = read_state(path)
         record = state["pool"]
         source = pool if pool is not None else record.get("source")
         if source is None:
@@ -276,11 +268,11 @@ class LabelingSession(SessionViews):
                              "pool=... (or --pool FILE)")
         options = pool_options if pool_options is not None else record.get("options")
         try:
-            pool_obj, _ = _load_pool(source, options)
+            pool_obj, _ = load_pool(source, options)
         except PbassessError as exc:
-            raise StateError(f"the pool of the session in {path} cannot be loaded ({_one_line(exc)}); "
+            raise StateError(f"the pool of the session in {path} cannot be loaded ({one_line(exc)}); "
                              "pass its current location with pool=... / --pool") from None
-        _check_loaded_state(state, pool_obj, path)
+        check_loaded_state(state, pool_obj, path)
         session = cls(state, pool_obj, path)
         unknown = [e[0] for e in state["labels"] if e[0] not in session._index]
         unknown += [i for i in state["outstanding"] if i not in session._index]
@@ -305,8 +297,8 @@ class LabelingSession(SessionViews):
     @contextlib.contextmanager
     def _mutation(self) -> Iterator[dict[str, Any]]:
         """Lock the folder, check nobody else wrote the state since we read it, yield a copy to edit."""
-        with _folder_lock(self._path.parent):
-            on_disk = _read_state(self._path)
+        with folder_lock(self._path.parent):
+            on_disk = read_state(self._path)
             if on_disk["revision"] != self._state["revision"]:
                 raise StateError(f"state file {self._path} was changed by another process (revision "
                                  f"{on_disk['revision']}, this session has {self._state['revision']}): load it again")
@@ -314,12 +306,12 @@ class LabelingSession(SessionViews):
 
     def _write(self, state: dict[str, Any]) -> None:
         """Write ``state`` durably; only then does it become this session's state (call under the lock)."""
-        write_state(self._path, _encode_state(state))
+        write_state(self._path, encode_state(state))
         self._state = state
 
     def _commit(self, state: dict[str, Any]) -> None:
         state["revision"] = int(state["revision"]) + 1
-        state["updated"] = _now()
+        state["updated"] = utc_now()
         self._write(state)
 
     # ------------------------------------------------------------------ batches
@@ -364,7 +356,7 @@ class LabelingSession(SessionViews):
             idx, _ = self._labeled_arrays()
             available[idx] = False
             available[[self._index[i] for i in state["outstanding"]]] = False
-            rng = _rng_from_state(state["rng"])
+            rng = rng_from_state(state["rng"])
             item_bins = None
             if cfg["target"] == "most-miscalibrated":
                 item_bins = bin_index(self._pool.confidence, bin_edges(bins=cfg["bins"]))
@@ -387,7 +379,7 @@ class LabelingSession(SessionViews):
         if reissue:  # the design's coins are tossed once: waiting items must be labeled, so show them again
             return self._batch_frame(self._state["outstanding"], self._state["batches_issued"])
         with self._mutation() as state:
-            rng = _rng_from_state(state["rng"])
+            rng = rng_from_state(state["rng"])
             known = set(self._effective_labels()) | set(state["outstanding"])
             ids = issue_uncertainty_batch(state, self._pool.confidence, self._pool.item_ids, known, rng)
             state["rng"] = rng.bit_generator.state
@@ -438,14 +430,14 @@ class LabelingSession(SessionViews):
         ...
         pbassess.errors.DataError: item '0' (row 0) is already labeled 'a'; pass relabel=True (--relabel) to change it to 'b'
         """
-        rows = _label_rows(labels)
+        rows = label_rows(labels)
         if not rows:
             raise DataError("no labels given: the input has no rows")
-        new_entries, seen, counts = _new_label_entries(rows, self._effective_labels(), self._index,
+        new_entries, seen, counts = new_label_entries(rows, self._effective_labels(), self._index,
                                                        self._pool.classes, relabel=relabel)
         if new_entries:
             with self._mutation() as state:
-                now = _now()
+                now = utc_now()
                 for entry in new_entries:
                     entry[2] = now
                 state["labels"] = state["labels"] + new_entries
@@ -489,3 +481,121 @@ class LabelingSession(SessionViews):
             result.options["estimate"] = session_estimates(self._pool, self._state, self._effective_labels(),
                                                            result.ci_prob)
         return result
+
+    # ------------------------------------------------------------------ read-only views
+    @property
+    def state_path(self) -> Path:
+        """The state file."""
+        return self._path
+
+    @property
+    def pool(self) -> Predictions:
+        """The pool (its own labels, if any, are not used)."""
+        return self._pool
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """The session's settings (a copy)."""
+        return copy.deepcopy(self._state["config"])
+
+    @property
+    def n_labeled(self) -> int:
+        """Number of distinct items labeled so far."""
+        return len(self._effective_labels())
+
+    def _effective_labels(self) -> dict[str, str]:
+        """item id -> label, the last entry winning (relabels append an entry)."""
+        return {entry[0]: entry[1] for entry in self._state["labels"]}
+
+    def labels(self):
+        """The labels given so far: one row per item (latest label), in the order first given.
+
+        Returns
+        -------
+        pandas.DataFrame with columns ``item_id``, ``label``, ``predicted``, ``time`` (and
+        ``probability``, the selection probability of each label, for strategy ``uncertainty``).
+        """
+        import pandas as pd
+
+        rows: dict[str, list[str]] = {}
+        for item, label, when in self._state["labels"]:
+            rows[item] = [label, when]
+        pred = [self._pool.classes[self._pool.predicted[self._index[i]]] for i in rows]
+        frame = pd.DataFrame({"item_id": list(rows), "label": [v[0] for v in rows.values()], "predicted": pred,
+                              "time": [v[1] for v in rows.values()]})
+        design = self._state.get("design")
+        if design is not None:  # strategy uncertainty: each label's selection probability (NaN: outside the design)
+            frame["probability"] = [design["pi"].get(i, np.nan) for i in rows]
+        return frame
+
+    def outstanding(self):
+        """The items issued in batches and still waiting for a label (a DataFrame like :meth:`next_batch`)."""
+        return self._batch_frame(self._state["outstanding"], None)
+
+    def _batch_frame(self, ids: list[str], batch_number: int | None):
+        import pandas as pd
+
+        idx = np.array([self._index[i] for i in ids], dtype=np.int64)
+        classes = np.asarray(self._pool.classes, dtype=object)
+        frame = pd.DataFrame({
+            "item_id": pd.Series(list(ids), dtype=object),
+            "predicted": pd.Series(classes[self._pool.predicted[idx]] if idx.size else [], dtype=object),
+            "score": pd.Series(self._pool.confidence[idx], dtype=float),
+        })
+        if batch_number is not None:
+            frame["batch"] = batch_number
+        return frame
+
+    def _labeled_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        eff = self._effective_labels()
+        idx = np.fromiter((self._index[i] for i in eff), dtype=np.int64, count=len(eff))
+        lab = np.fromiter((self._class_index[v] for v in eff.values()), dtype=np.int64, count=len(eff))
+        return idx, lab
+
+    # ------------------------------------------------------------------ display
+    def __repr__(self) -> str:
+        cfg = self._state["config"]
+        return (f"LabelingSession({self._pool.name!r}: target={cfg['target']}, strategy={cfg['strategy']}, "
+                f"{self.n_labeled}/{self._pool.n_items} labeled, {len(self._state['outstanding'])} waiting, "
+                f"state={str(self._path)!r})")
+
+    def _repr_html_(self) -> str:
+        cfg = self._state["config"]
+        result = self.posterior(1000)
+        table = result.summary()
+        head = (f"<p><b>Labeling session</b> on <code>{html.escape(self._pool.name)}</code> &mdash; target "
+                f"<b>{html.escape(cfg['target'])}</b> (top {cfg['top_m']}), strategy {html.escape(cfg['strategy'])}, "
+                f"batch {cfg['batch_size']}; {self.n_labeled} of {self._pool.n_items} items labeled, "
+                f"{len(self._state['outstanding'])} waiting.<br>{html.escape(result.sentence())}</p>")
+        return head + table.to_html(float_format=lambda v: f"{v:.3f}", max_rows=40)
+
+    # ------------------------------------------------------------------ summaries and reports
+    def status(self, n_draws: int = DEFAULT_DRAWS, *, ci_prob: float = CI_PROB) -> dict[str, Any]:
+        """Labels so far, the posterior summary per class, and the answer with its probability.
+
+        Returns
+        -------
+        dict
+            ``labeled``, ``pool_items``, ``outstanding``, ``target``, ``top_m``, ``strategy``,
+            ``metric``, ``answer`` (class names), ``probability`` (posterior probability that
+            the answer is exactly the true top-m set; ``None`` for ``estimation``),
+            ``ci_prob``, ``sentence`` and ``classes`` (one dict per class: ``pool``,
+            ``labeled``, ``correct``, ``mean`` and ``hdi`` of the target's metric,
+            ``accuracy_mean``, ``accuracy_hdi``, ``p_answer``).
+        """
+        return self.posterior(n_draws, ci_prob=ci_prob).to_json()
+
+    def report(self, out_dir: str | os.PathLike, n_draws: int = DEFAULT_DRAWS, *,
+               ci_prob: float = CI_PROB) -> dict[str, Path]:
+        """Write the figures and ``status.json`` to ``out_dir``.
+
+        Figures: ``accuracy.png`` (posterior accuracy per class with HDIs), ``answer.png``
+        (P(being in the answer) per class, or the posterior sd for ``estimation``),
+        ``labels.png`` (labels per class against the pool), and ``metric.png`` (ECE or cost
+        per class) for the calibration and cost targets.
+
+        Returns
+        -------
+        dict of name to path
+        """
+        return write_report(self.posterior(n_draws, ci_prob=ci_prob), out_dir)
