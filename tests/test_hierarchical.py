@@ -374,3 +374,59 @@ def test_partial_pooling_beats_independent_estimates_on_sparse_environments():
     # With sigma = 0.4 the sparse environments' raw rates scatter far more than their true
     # accuracies; shrinkage reduces the summed squared error substantially (expected ratio ~0.4).
     assert np.sum(err_h) < 0.8 * np.sum(err_i), (np.sum(err_h), np.sum(err_i))
+
+
+# ---------------------------------------------------------------------------- the fit layer (issue 18)
+def test_environment_counts_list_the_labeled_items(rng):
+    p = _pool(rng, {"a": 0.9, "b": 0.6}, {"a": 12, "b": 7}, n_unlabeled=3)
+    c = environment_counts(p, "env")
+    obs = c.observations
+    assert obs.size == int(c.n.sum())
+    assert np.bincount(obs.cell, minlength=2).tolist() == c.n.tolist()
+    assert np.bincount(obs.cell, weights=obs.outcome, minlength=2).astype(int).tolist() == c.k.tolist()
+    pc = environment_counts(p, "env", per_class=True)
+    assert np.bincount(pc.observations.cell, minlength=pc.n.size).tolist() == pc.n.ravel().tolist()
+
+
+def test_spec_per_item_loglik_sums_to_the_binomial_cells():
+    from scipy.special import gammaln
+
+    from pbassess.pymc_models.hierarchical import HierarchicalAccuracySpec, observations_from_counts
+
+    n, k = np.array([5, 0, 3]), np.array([4, 0, 1])
+    spec = HierarchicalAccuracySpec(n, k, environments=["a", "b", "c"],
+                                    observations=observations_from_counts(n, k, ["a", "b", "c"]))
+    assert spec.has_conjugate is False and spec.prior_draws(10, None) is None and spec.log_prior({}) is None
+    theta = np.random.default_rng(0).uniform(0.1, 0.9, size=(2, 4, 3))
+    dims, items, _ = spec.log_likelihood({"accuracy": theta}, per_item=True)
+    assert dims == ("item",) and items.shape == (2, 4, 8)
+    dims, cells, coords = spec.log_likelihood({"accuracy": theta}, per_item=False)
+    assert coords == {"cell": ["a", "c"]}
+    coef = (gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1))[[0, 2]]
+    per_cell = np.stack([items[..., spec.observations.cell == i].sum(-1) for i in (0, 2)], axis=-1)
+    np.testing.assert_allclose(cells, per_cell + coef, rtol=1e-12)
+
+
+def test_fit_goes_through_the_fit_layer_with_per_item_loglik(rng):
+    import arviz as az
+
+    p = _pool(rng, {"a": 0.9, "b": 0.7, "c": 0.8}, {"a": 40, "b": 30, "c": 6}, n_unlabeled=2)
+    r = _quiet(assess_hierarchical, p, "env", seed=4, sample_kwargs={**FAST, "chains": 4})
+    tree = r.idata
+    assert {"posterior", "prior", "log_likelihood", "log_prior", "observed_data", "constant_data",
+            "sample_stats"} <= set(tree.children)
+    assert tree["log_likelihood"]["correct"].sizes["item"] == 76 == tree["observed_data"]["correct"].size
+    assert r.options["sampler"]["target_accept"] == 0.9  # the user's setting over the spec's 0.95
+    loo = _quiet(az.loo, tree)
+    assert loo.n_data_points == 76 and float(np.mean(loo.pareto_k.to_numpy() < 0.7)) >= 0.95
+    # the old keyword settings still work, merged once into sample_kwargs
+    r2 = _quiet(fit_accuracy_counts, environment_counts(p, "env"), seed=4, draws=100, tune=100, chains=2,
+                sampler="pymc")
+    assert r2.posterior.sizes["draw"] == 100 and r2.engine == "mcmc-pymc"
+    assert r2.options["sampler"]["target_accept"] == 0.95
+
+
+def test_conjugate_inference_is_refused(rng):
+    p = _pool(rng, {"a": 0.9, "b": 0.7}, {"a": 10, "b": 10})
+    with pytest.raises(ConfigError, match="no conjugate posterior"):
+        assess_hierarchical(p, "env", inference="conjugate")

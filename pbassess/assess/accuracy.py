@@ -213,7 +213,7 @@ def assess_accuracy(
                "user_prior": bool(user_prior)}
     return AccuracyResult(fitted.idata["posterior"].to_dataset()[["accuracy"]], counts, prior=prior_info,
                           data_summary=data_summary, inference=inference, ci_prob=ci_prob, idata=fitted.idata,
-                          diagnostics=fitted.diagnostics, options=options, model=fitted._model)
+                          diagnostics=fitted.diagnostics, options=options, model=fitted.sampled_model)
 
 
 def _observations(preds: Any, by: Any, dim: str, names: list[str]):

@@ -229,7 +229,7 @@ def assess_calibration(
     result = CalibrationResult(
         fitted.idata["posterior"].to_dataset()[keep], counts, prior={"kind": "diagonal", "pseudocount": pc},
         data_summary=preds.describe(), inference=inference, ci_prob=ci_prob, idata=fitted.idata,
-        diagnostics=fitted.diagnostics, options=options, model=fitted._model,
+        diagnostics=fitted.diagnostics, options=options, model=fitted.sampled_model,
     )
     if not getattr(preds, "is_lazy", False):  # item-level metrics of the JSON (smooth ECE, ...) need the labeled items
         lab = preds.labeled

@@ -323,7 +323,7 @@ def _result_from_fit(fitted: Any, spec: Any, counts: dict[str, Any], *, metric: 
     count_ds["pair_b"] = xr.DataArray([names[j] for _, j in pairs], dims="pair", coords={"pair": spec.pair_labels})
     return ComparisonResult(posterior, count_ds, prior=prior, data_summary=data_summary, inference=fitted.inference,
                             ci_prob=ci_prob, idata=fitted.idata, diagnostics=fitted.diagnostics,
-                            options={"metric": metric, "rope": rope, **options}, model=fitted._model)
+                            options={"metric": metric, "rope": rope, **options}, model=fitted.sampled_model)
 
 
 # ---------------------------------------------------------------------------- models

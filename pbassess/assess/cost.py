@@ -215,7 +215,7 @@ def assess_confusion(
     return CostResult(fitted.idata["posterior"].to_dataset()[["expected_cost"]], counts_ds,
                       prior={"kind": prior_kind, "pseudocount": pc}, data_summary={**preds.describe(), "n_classes": k},
                       inference=inference, ci_prob=ci_prob, idata=fitted.idata, diagnostics=fitted.diagnostics,
-                      options=options, model=fitted._model)
+                      options=options, model=fitted.sampled_model)
 
 
 def _observations(preds: Any):

@@ -8,10 +8,12 @@ posterior (mean and spread of environment accuracies, and the accuracy to expect
 environment), and the MCMC diagnostics. :func:`assess_hierarchical_calibration` does the same
 for reliability diagrams and each environment's ECE (:class:`HierarchicalCalibrationResult`).
 
-The result classes live in :mod:`pbassess.results.hierarchical`; every fit goes through
-:func:`pbassess.inference.sample_model` (progress bar when a person watches, pointwise
-log-likelihood) and :func:`pbassess.inference.diagnostics` (a failing fit warns and says so in
-its sentence and JSON).
+The result classes live in :mod:`pbassess.results.hierarchical`. The accuracy fits go through
+:func:`pbassess.inference.fit` with :class:`pbassess.pymc_models.hierarchical.HierarchicalAccuracySpec`
+(the DataTree contract: ``prior``, ``log_prior``, one log-likelihood value per labeled item);
+the calibration fit through :func:`pbassess.inference.sample_model` (log-likelihood per
+environment x bin cell). Both check :func:`pbassess.inference.diagnostics` (a failing fit warns
+and says so in its sentence and JSON).
 """
 
 from __future__ import annotations
@@ -27,16 +29,19 @@ from pbassess.constants import CI_PROB, DEFAULT_BINS
 from pbassess.hierarchical.models import (
     CalibrationCounts,
     EnvironmentCounts,
-    accuracy_model,
     calibration_counts,
     calibration_model,
     environment_counts,
-    population_draws,
-    sample_model,
-    sampler_settings,
 )
 from pbassess.inference import diagnostics as fit_diagnostics
-from pbassess.inference import resolve_inference
+from pbassess.inference import merge_sample_kwargs, resolve_inference, sample_model
+from pbassess.pymc_models.hierarchical import (
+    HIERARCHICAL_NUTS_DEFAULTS,
+    MAX_SYNTHETIC_ITEMS,
+    HierarchicalAccuracySpec,
+    _cell_names,
+    observations_from_counts,
+)
 from pbassess.results.hierarchical import (
     HierarchicalCalibrationResult,
     HierarchicalResult,
@@ -57,17 +62,34 @@ def _free_names(model: Any) -> list[str]:
     return [v.name for v in model.free_RVs]
 
 
+#: The old keyword settings of the hierarchical fits and their ``pm.sample`` spelling.
+_SAMPLER_KEYS = {"draws": "draws", "tune": "tune", "chains": "chains", "cores": "cores",
+                 "target_accept": "target_accept", "sampler": "nuts_sampler", "nuts_sampler": "nuts_sampler"}
+
+
 def _sampler(sampler: dict[str, Any], sample_kwargs: Mapping[str, Any] | None, inference: Any, engine: Any) -> dict:
-    """The hierarchical sampler settings from the old keywords and ``sample_kwargs`` (NUTS only)."""
+    """The keyword settings and ``sample_kwargs`` as one ``sample_kwargs`` dict (NUTS only; ``sample_kwargs`` wins)."""
     if resolve_inference(inference, engine, default="nuts") != "nuts":
         from pbassess.errors import ConfigError
 
         raise ConfigError("the hierarchical models have no conjugate posterior: use inference='nuts'")
-    merged = dict(sampler)
+    return _sample_kwargs(sampler, sample_kwargs)
+
+
+def _sample_kwargs(sampler: Mapping[str, Any], sample_kwargs: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """``pm.sample`` options from the old keywords (``draws=``, ``sampler=`` ...) merged once with ``sample_kwargs``."""
+    from pbassess.errors import ConfigError
+
+    merged: dict[str, Any] = {}
+    for key, value in sampler.items():
+        if key not in _SAMPLER_KEYS:
+            raise ConfigError(f"unknown option {key}= (NUTS settings: {', '.join(sorted(set(_SAMPLER_KEYS) - {'nuts_sampler'}))}"
+                              "; or pass sample_kwargs=)")
+        if value is not None:
+            merged[_SAMPLER_KEYS[key]] = value
     for key, value in check_sample_kwargs(sample_kwargs).items():
-        merged["sampler" if key == "nuts_sampler" else key] = value
-    merged.pop("random_seed", None)
-    merged.pop("progressbar", None)
+        merged["nuts_sampler" if key == "sampler" else key] = value
+    merged.pop("random_seed", None)  # seed= governs every draw
     return merged
 
 
@@ -96,12 +118,15 @@ def fit_accuracy_counts(
     seed: Any = None,
     data_summary: dict[str, Any] | None = None,
     prior_predictive: int = 0,
+    sample_kwargs: Mapping[str, Any] | None = None,
     **sampler: Any,
 ) -> HierarchicalResult:
-    """Fit the accuracy model to precomputed :class:`EnvironmentCounts`.
+    """Fit the accuracy model to precomputed :class:`EnvironmentCounts` through :func:`pbassess.inference.fit`.
 
     Same options as :func:`assess_hierarchical`; ``prior_predictive`` > 0 also stores that many
-    prior predictive draws in ``result.idata``.
+    prior predictive draws (group ``prior_predictive``) in ``result.idata``. The log-likelihood
+    is one value per labeled item: the real items when ``counts.observations`` lists them, else
+    the items the counts imply (``k`` correct and ``n - k`` wrong per cell, made-up ids).
 
     Examples
     --------
@@ -113,37 +138,55 @@ def fit_accuracy_counts(
     >>> from pbassess.inference import mock_pymc_sample
     >>> with mock.patch("pymc.sample", mock_pymc_sample):  # plumbing only: no real NUTS in a doctest
     ...     r = fit_accuracy_counts(c, seed=0, draws=100, tune=100, chains=1, sampler="pymc")
-    >>> r.to_json()["environments"]
-    ['a', 'b']
+    >>> r.to_json()["environments"], r.idata["log_likelihood"]["correct"].sizes["item"]
+    (['a', 'b'], 45)
     """
+    from pbassess.inference import fit, merge_sample_kwargs
     from pbassess.stats import as_generator
 
     rng = as_generator(seed)
-    settings = sampler_settings(**sampler)
-    model = accuracy_model(
-        counts.n, counts.k, environments=counts.environments, classes=counts.classes, pooling=pooling,
-        kind=kind, prior=prior, prior_mean=counts.mean_confidence, pseudocount=pseudocount,
-        parameterization=parameterization,
+    kwargs = _sample_kwargs(sampler, sample_kwargs)
+    observations = counts.observations
+    if observations is None and int(counts.n.sum()) <= MAX_SYNTHETIC_ITEMS:
+        observations = observations_from_counts(counts.n, counts.k, _cell_names(counts.environments, counts.classes))
+    spec = HierarchicalAccuracySpec(
+        counts.n, counts.k, environments=counts.environments, classes=counts.classes, pooling=pooling, kind=kind,
+        prior=prior, prior_mean=counts.mean_confidence, pseudocount=pseudocount, parameterization=parameterization,
+        observations=observations, n_items=counts.n_items, mean_confidence=counts.mean_confidence,
+        seed=int(rng.integers(2**31 - 1)),
     )
-    idata = sample_model(model, seed=rng, prior_predictive=prior_predictive, **settings)
+    settings = merge_sample_kwargs(kwargs, defaults=spec.nuts_defaults, progressbar=False)
+    fitted = fit(spec, inference="nuts", seed=rng, sample_kwargs=kwargs)
+    idata = fitted.idata
+    if prior_predictive:
+        _add_prior_predictive(idata, fitted.model, int(prior_predictive), rng)
     post = idata["posterior"].to_dataset()
-    keep = ["accuracy"] + [v for v in ("mu", "sigma", "sigma_environment", "sigma_class", "phi", "kappa",
-                                        "pooled_accuracy") if v in post]
-    posterior = post[keep]
-    if pooling == "hierarchical":
-        pop = population_draws(post, kind, seed=rng)
-        for name, value in pop.items():
-            posterior[name] = (("chain", "draw"), value)
-    diagnostics = fit_diagnostics(idata, var_names=_free_names(model))
+    keep = [v for v in (*spec.reported, "population_mean", "population_sd", "new_environment") if v in post]
     opts = {"by": counts.by, "kind": kind, "pooling": pooling, "per_class": counts.per_class,
-            "parameterization": parameterization, "sampler": settings}
+            "parameterization": parameterization, "prior": prior, "pseudocount": pseudocount,
+            "sampler": {"draws": settings["draws"], "tune": settings["tune"], "chains": settings["chains"],
+                        "cores": settings.get("cores"), "target_accept": settings.get("target_accept"),
+                        "sampler": settings.get("nuts_sampler", "pymc")}}
     return HierarchicalResult(
-        posterior, _env_counts_dataset(counts),
+        post[keep], _env_counts_dataset(counts),
         prior={"kind": prior, "pseudocount": pseudocount, "population": kind if pooling == "hierarchical" else None,
                "mu": "Normal(0 or logit(mean confidence), 1.5)", "sigma": "HalfNormal(1)"},
-        data_summary=data_summary or {}, engine=f"mcmc-{settings['sampler']}", ci_prob=ci_prob, idata=idata,
-        diagnostics=diagnostics, options=opts,
+        data_summary=data_summary or {}, engine=f"mcmc-{opts['sampler']['sampler']}", ci_prob=ci_prob, idata=idata,
+        diagnostics=fitted.diagnostics, options=opts, model=fitted.model,
     )
+
+
+def _add_prior_predictive(idata: Any, model: Any, draws: int, rng: Any) -> None:
+    """Prior predictive draws of the model's observed counts ``k`` (group ``prior_predictive``)."""
+    import warnings
+
+    import pymc as pm
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        prior = pm.sample_prior_predictive(draws, model=model, var_names=["k"],
+                                           random_seed=int(rng.integers(2**31 - 1)))
+    idata["prior_predictive"] = prior["prior_predictive"]
 
 
 def assess_hierarchical(
@@ -218,14 +261,14 @@ def assess_hierarchical(
     >>> r.summary()["environment"].tolist()[:3]
     ['a', 'b', 'c']
     """
-    sampler = _sampler(sampler, sample_kwargs, inference, engine)
+    kwargs = _sampler(sampler, sample_kwargs, inference, engine)
     ci_prob = check_ci_prob(ci_prob)
     predictions = as_pool(predictions)
     predictions.require_labels("the hierarchical assessment")
     counts = environment_counts(predictions, by, per_class=per_class, environments=environments)
     return fit_accuracy_counts(
         counts, pooling=pooling, kind=kind, prior=prior, pseudocount=pseudocount, parameterization=parameterization,
-        ci_prob=ci_prob, seed=seed, data_summary={**predictions.describe(), "by": by}, **sampler,
+        ci_prob=ci_prob, seed=seed, data_summary={**predictions.describe(), "by": by}, sample_kwargs=kwargs,
     )
 
 
@@ -269,14 +312,17 @@ def assess_hierarchical_calibration(
     >>> len(r.to_json()["ece"]["mean"])
     3
     """
-    sampler = _sampler(sampler, sample_kwargs, inference, engine)
+    kwargs = _sampler(sampler, sample_kwargs, inference, engine)
     ci_prob = check_ci_prob(ci_prob)
     predictions = as_pool(predictions)
     predictions.require_labels("the hierarchical calibration assessment")
     counts: CalibrationCounts = calibration_counts(predictions, by, bins=bins, environments=environments)
-    settings = sampler_settings(**sampler)
     model = calibration_model(counts, prior=prior, parameterization=parameterization)
-    idata = sample_model(model, seed=seed, **settings)
+    settings = merge_sample_kwargs(kwargs, defaults=HIERARCHICAL_NUTS_DEFAULTS, progressbar=False)
+    idata = sample_model(model, seed=seed, sample_kwargs=kwargs, defaults=HIERARCHICAL_NUTS_DEFAULTS)
+    sampler_info = {"draws": settings["draws"], "tune": settings["tune"], "chains": settings["chains"],
+                    "cores": settings.get("cores"), "target_accept": settings.get("target_accept"),
+                    "sampler": settings.get("nuts_sampler", "pymc")}
     post = idata["posterior"].to_dataset()
     posterior = post[["bin_accuracy", "reliability", "ece", "sigma"]]
     used = np.asarray(model.pbassess_info["bins_used"], dtype=bool)
@@ -294,7 +340,7 @@ def assess_hierarchical_calibration(
     return HierarchicalCalibrationResult(
         posterior, count_ds, prior={"kind": prior, "bin_mu": "Normal(0 or logit(bin score), 1.5)",
                                     "sigma": "HalfNormal(1)"},
-        data_summary={**predictions.describe(), "by": by}, engine=f"mcmc-{settings['sampler']}", ci_prob=ci_prob,
+        data_summary={**predictions.describe(), "by": by}, engine=f"mcmc-{sampler_info['sampler']}", ci_prob=ci_prob,
         idata=idata, diagnostics=diagnostics,
-        options={"by": by, "bins": counts.edges.size - 1, "parameterization": parameterization, "sampler": settings},
+        options={"by": by, "bins": counts.edges.size - 1, "parameterization": parameterization, "sampler": sampler_info},
     )

@@ -2,11 +2,11 @@
 
 The same environment counts are fitted several ways and compared with ArviZ:
 
-* **LOO** (PSIS leave-one-out over the labeled cells, i.e. leave one environment's count out)
-  via :func:`arviz.compare`, with the Pareto-k diagnostic of every variant surfaced: a
-  ``UserWarning`` names the variant and how many cells exceed the reliability threshold
-  (common for hierarchical and independent fits with few environments, where each cell's
-  parameter is informed by that cell alone; read the ranking with that caveat);
+* **LOO** (PSIS leave-one-out over the labeled items: every variant is fitted through
+  :func:`pbassess.inference.fit`, whose log-likelihood holds one Bernoulli value per labeled
+  item, so one item is left out, never a whole environment) via :func:`arviz.compare`, with the
+  Pareto-k diagnostic of every variant surfaced: a ``UserWarning`` names the variant and how many
+  items exceed the reliability threshold;
 * **prior predictive checks**: where each environment's observed accuracy falls in the
   prior predictive distribution of k/n (a tail probability near 0 or 1 flags a prior that
   cannot produce the data);
@@ -62,7 +62,7 @@ class ModelComparison(AssessmentResult):
     ----------
     table : pandas.DataFrame
         One row per variant (ranked by LOO): ArviZ's ``rank``, ``elpd``, ``elpd_diff``, ``dse``,
-        ``weight``, ``p`` ... plus ``pareto_k_bad`` (cells above ArviZ's threshold),
+        ``weight``, ``p`` ... plus ``pareto_k_bad`` (labeled items above ArviZ's threshold),
         ``max_rhat``, ``min_ess_bulk``, ``divergences`` and ``prior_check_extreme`` (cells whose
         observed accuracy has a prior predictive tail probability below 0.01 or above 0.99).
     results : dict of str to HierarchicalResult
@@ -147,7 +147,7 @@ class ModelComparison(AssessmentResult):
 
     def sentence(self) -> str:
         best = self.table.index[0]
-        text = f"By LOO, {best!r} predicts held-out environments best"
+        text = f"By LOO, {best!r} predicts held-out labeled items best"
         if len(self.table) > 1:
             second = self.table.index[1]
             row = self.table.loc[second]
@@ -292,7 +292,7 @@ def compare_variants(
         pk = np.asarray(elpd.pareto_k)
         bad = int(np.sum(pk > elpd.good_k))
         if bad:
-            problems.append(f"{name}: Pareto k > {elpd.good_k:.2f} for {bad} of {pk.size} cells "
+            problems.append(f"{name}: Pareto k > {elpd.good_k:.2f} for {bad} of {pk.size} items "
                             f"(max {np.nanmax(pk):.2f}); the LOO estimate of this variant is unreliable")
         if prior_draws:
             checks[name] = prior_predictive_check(res.idata, counts)

@@ -33,6 +33,9 @@ class EnvironmentCounts:
         Mean top-1 confidence of all items per cell (NaN for empty cells).
     classes : tuple of str or None
         Class names when the cells are environment x predicted class.
+    observations : pbassess.inference.Observations or None
+        The labeled items (flat cell index ``e * K + c``, correct 1/0, item ids) when the pool
+        lists them (``None`` for a lazy pool, or counts built by hand).
 
     Examples
     --------
@@ -53,6 +56,7 @@ class EnvironmentCounts:
     n_items: np.ndarray
     mean_confidence: np.ndarray
     classes: tuple[str, ...] | None = None
+    observations: Any = field(default=None, compare=False, repr=False)
 
     @property
     def per_class(self) -> bool:
@@ -164,10 +168,28 @@ def environment_counts(
     n_items, conf_sum = _rows(table["n_pool"].to_numpy(), rows), _rows(table["score_sum_pool"].to_numpy(), rows)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean_conf = np.where(n_items > 0, conf_sum / np.maximum(n_items, 1), np.nan)
+    classes = tuple(str(c) for c in predictions.classes) if per_class else None
     return EnvironmentCounts(
-        by=by, environments=envs, n=n, k=k, n_items=n_items, mean_confidence=mean_conf,
-        classes=tuple(str(c) for c in predictions.classes) if per_class else None,
+        by=by, environments=envs, n=n, k=k, n_items=n_items, mean_confidence=mean_conf, classes=classes,
+        observations=_observations(predictions, by, envs, classes),
     )
+
+
+def _observations(predictions: Any, by: str, envs: Sequence[str], classes: Sequence[str] | None) -> Any:
+    """Each labeled item's cell (environment, or environment x predicted class) and correctness; None when lazy."""
+    from pbassess.inference import Observations
+
+    if getattr(predictions, "is_lazy", False):
+        return None  # the per-item arrays stay on disk: the log-likelihood is then per cell
+    index = {e: i for i, e in enumerate(envs)}
+    env = np.array([index.get(str(v), -1) for v in predictions.group(by)], dtype=np.int64)
+    cell = env if classes is None else np.where(env >= 0, env * len(classes) + np.asarray(predictions.predicted), -1)
+    cell = np.where(np.asarray(predictions.labeled, dtype=bool), cell, -1)
+    try:
+        ids = predictions.item_ids
+    except KeyError:
+        ids = None
+    return Observations.of(cell, predictions.correct, ids)
 
 
 def calibration_counts(

@@ -1,13 +1,19 @@
-"""NUTS settings of the hierarchical models, their sampler call, and population-level draws."""
+"""The hierarchical models' old NUTS settings and sampler call (kept for existing callers).
+
+The package fits these models through :func:`pbassess.inference.fit`
+(:class:`pbassess.pymc_models.hierarchical.HierarchicalAccuracySpec`, whose ``nuts_defaults``
+hold the hierarchical ``target_accept``); :func:`sample_model` here is a deprecated thin wrapper
+over :func:`pbassess.inference.sample_model`, and :func:`population_draws` is re-exported from
+:mod:`pbassess.pymc_models.hierarchical`.
+"""
 
 from __future__ import annotations
 
 import importlib.util
 from typing import Any
 
-import numpy as np
-
 from pbassess.errors import ConfigError
+from pbassess.pymc_models.hierarchical import population_draws
 
 __all__ = ["DEFAULT_SAMPLER", "population_draws", "sample_model", "sampler_settings"]
 
@@ -57,7 +63,11 @@ def sample_model(
     progressbar: bool | None = None,
     **settings: Any,
 ):
-    """Run NUTS on a model with the project defaults; return the ``xarray.DataTree``.
+    """Run NUTS on a model with the project defaults; return the ``xarray.DataTree`` (deprecated).
+
+    Deprecated: the package fits through :func:`pbassess.inference.fit`; use
+    :func:`pbassess.inference.sample_model` (``sample_kwargs=``) for a bare model. This wrapper
+    only translates the keyword settings and adds prior predictive draws.
 
     Parameters
     ----------
@@ -103,53 +113,3 @@ def sample_model(
             if name != "observed_data":
                 idata[name] = child
     return idata
-
-
-# ---------------------------------------------------------------------------- population
-_GH_NODES, _GH_WEIGHTS = np.polynomial.hermite_e.hermegauss(40)
-_GH_WEIGHTS = _GH_WEIGHTS / _GH_WEIGHTS.sum()
-
-
-def population_draws(posterior: Any, kind: str, seed: Any = None) -> dict[str, np.ndarray]:
-    """Population-level posterior quantities on the probability scale, per draw.
-
-    Returns a dict of arrays shaped like the hyperparameter draws:
-
-    * ``population_mean``: the mean accuracy of the population of environments
-      (``E[sigmoid(mu + sigma eps)]`` by 40-node Gauss-Hermite quadrature, or ``phi``);
-    * ``population_sd``: the spread (standard deviation) of environment accuracies;
-    * ``new_environment``: the accuracy of a new, unlabeled environment (one draw of the
-      population distribution per posterior draw: the posterior predictive).
-
-    For the environment x class model the population is that of cells (a new environment's
-    accuracy on a new class): its logit sd combines all three spreads.
-
-    Examples
-    --------
-    >>> import xarray as xr, numpy as np
-    >>> post = xr.Dataset({"mu": (("chain", "draw"), [[0.0]]), "sigma": (("chain", "draw"), [[1e-9]])})
-    >>> out = population_draws(post, "logit-normal", seed=0)
-    >>> round(float(out["population_mean"][0, 0]), 6), round(float(out["population_sd"][0, 0]), 6)
-    (0.5, 0.0)
-    """
-    rng = np.random.default_rng(seed) if not isinstance(seed, np.random.Generator) else seed
-    if kind == "beta":
-        phi = np.asarray(posterior["phi"])
-        kappa = np.asarray(posterior["kappa"])
-        return {
-            "population_mean": phi,
-            "population_sd": np.sqrt(phi * (1 - phi) / (kappa + 1)),
-            "new_environment": rng.beta(phi * kappa, (1 - phi) * kappa),
-        }
-    mu = np.asarray(posterior["mu"])
-    sigma = np.asarray(posterior["sigma"])
-    if "sigma_environment" in posterior:  # environment x class: a new cell varies by all three effects
-        sigma = np.sqrt(sigma**2 + np.asarray(posterior["sigma_environment"]) ** 2
-                        + np.asarray(posterior["sigma_class"]) ** 2)
-    eta = mu[..., None] + sigma[..., None] * _GH_NODES
-    p = 1.0 / (1.0 + np.exp(-eta))
-    mean = p @ _GH_WEIGHTS
-    second = (p**2) @ _GH_WEIGHTS
-    new = 1.0 / (1.0 + np.exp(-(mu + sigma * rng.standard_normal(mu.shape))))
-    return {"population_mean": mean, "population_sd": np.sqrt(np.maximum(second - mean**2, 0.0)),
-            "new_environment": new}

@@ -55,14 +55,15 @@ class Fit:
     spec: Spec
     inference: str
     diagnostics: dict[str, Any] | None = None
-    _model: Any = field(default=None, repr=False)
+    #: The PyMC model that was sampled (NUTS) or used for prior draws; None for exact draws alone.
+    sampled_model: Any = field(default=None, repr=False)
 
     @property
     def model(self):
         """The :class:`pymc.Model` over the same counts (built from the spec when not sampled)."""
-        if self._model is None:
-            self._model = self.spec.model()
-        return self._model
+        if self.sampled_model is None:
+            self.sampled_model = self.spec.model()
+        return self.sampled_model
 
 
 def _coords(spec: Spec, chains: int, draws: int) -> dict[str, Any]:
@@ -182,7 +183,9 @@ def fit(
     prior_raw = spec.prior_draws(per_chain * CHAINS, rng)
     if prior_raw is None:
         model = model if model is not None else spec.model()
-        names = list(dict.fromkeys([v.name for v in model.free_RVs] + list(spec.reported)))
+        # the free variables and the model's deterministics (e.g. a user prior's ``accuracy``): the spec's
+        # reported quantities are derived from them by ``complete``, not drawn
+        names = list(dict.fromkeys([v.name for v in model.free_RVs] + [v.name for v in model.deterministics]))
         prior_raw = _pymc_prior(model, per_chain * CHAINS, int(rng.integers(2**31 - 1)), names)
     prior = spec.complete(_chains(prior_raw, CHAINS))
     groups: dict[str, xr.Dataset] = {

@@ -218,6 +218,19 @@ class HierarchicalResult(_HierarchicalBase):
         out["diagnostics"] = self._diag()
         return self.with_envelope(out)
 
+    def _build_model(self):
+        """The accuracy model rebuilt from the saved counts and options."""
+        from pbassess.pymc_models.hierarchical import accuracy_model
+
+        c = self.counts
+        return accuracy_model(
+            c["n_labeled"].to_numpy(), c["n_correct"].to_numpy(), environments=self.environments,
+            classes=self.classes, pooling=self.pooling, kind=self.kind,
+            prior=str(self.prior.get("kind", "uniform")), prior_mean=c["mean_confidence"].to_numpy(),
+            pseudocount=float(self.prior.get("pseudocount", 2.0)),
+            parameterization=str(self.options.get("parameterization", "auto")),
+        )
+
     def plot(self, **kwargs: Any):
         """Forest plot of environment accuracies (heatmap for environment x class)."""
         from pbassess.plots.hierarchical import (
