@@ -280,14 +280,7 @@ def _observations(preds: Any, edges: np.ndarray):
     from pbassess.counting import assign_bins
     from pbassess.inference import Observations
 
-    if getattr(preds, "is_lazy", False):
-        return None
-    labeled = preds.labeled
-    try:
-        ids = preds.item_ids
-    except KeyError:
-        ids = None
-    return Observations.of(np.where(labeled, assign_bins(preds.confidence, edges), -1), preds.correct, ids)
+    return Observations.of_pool(preds, lambda p: (assign_bins(p.confidence, edges), p.correct))
 
 
 # Further calibration statistics in the JSON: see CalibrationResult._extra_json (pbassess/results/calibration.py).

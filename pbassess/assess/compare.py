@@ -264,28 +264,20 @@ def compare_groups(
 
 def _group_observations(preds: Any, by: str, names: Sequence[str], metric: str, *, bins: np.ndarray | None = None):
     """Each labeled item's cell (its group, or group x bin) and success for ``metric``, or None (lazy pool)."""
+    from pbassess.counting import assign_bins
     from pbassess.inference import Observations
 
-    if getattr(preds, "is_lazy", False):
-        return None
-    index = {name: i for i, name in enumerate(names)}
-    cell = np.array([index.get(str(v), -1) for v in preds.group(by)], dtype=np.int64)
-    labeled = preds.labeled
-    if metric in ("tpr", "fpr"):
-        truth = 1 if metric == "tpr" else 0
-        labeled = labeled & (preds.labels == truth)
-        success = preds.predicted == 1
-    else:
-        success = preds.correct
-    if bins is not None:
-        from pbassess.counting import assign_bins
+    def cells(p: Any):
+        index = {name: i for i, name in enumerate(names)}
+        cell = np.array([index.get(str(v), -1) for v in p.group(by)], dtype=np.int64)
+        if bins is not None:
+            cell = np.where(cell >= 0, cell * (bins.size - 1) + assign_bins(p.confidence, bins), -1)
+        if metric in ("tpr", "fpr"):  # trials: the labeled positives (TPR) or negatives (FPR)
+            cell = np.where(p.labels == (1 if metric == "tpr" else 0), cell, -1)
+            return cell, p.predicted == 1
+        return cell, p.correct
 
-        cell = np.where(cell >= 0, cell * (bins.size - 1) + assign_bins(preds.confidence, bins), -1)
-    try:
-        ids = preds.item_ids
-    except KeyError:
-        ids = None
-    return Observations.of(np.where(labeled, cell, -1), success, ids)
+    return Observations.of_pool(preds, cells)
 
 
 def _group_ece_spec(preds: Any, by: str, names: Sequence[str], bins: int, prior: str, pseudocount: float,

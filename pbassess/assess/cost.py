@@ -222,11 +222,4 @@ def _observations(preds: Any):
     """Each labeled item's predicted class (its row) and true class, or None for a lazy pool."""
     from pbassess.inference import Observations
 
-    if getattr(preds, "is_lazy", False):
-        return None
-    labeled = preds.labeled
-    try:
-        ids = preds.item_ids
-    except KeyError:
-        ids = None
-    return Observations.of(np.where(labeled, preds.predicted, -1), np.where(labeled, preds.labels, 0), ids)
+    return Observations.of_pool(preds, lambda p: (p.predicted, p.labels))

@@ -179,17 +179,13 @@ def _observations(predictions: Any, by: str, envs: Sequence[str], classes: Seque
     """Each labeled item's cell (environment, or environment x predicted class) and correctness; None when lazy."""
     from pbassess.inference import Observations
 
-    if getattr(predictions, "is_lazy", False):
-        return None  # the per-item arrays stay on disk: the log-likelihood is then per cell
-    index = {e: i for i, e in enumerate(envs)}
-    env = np.array([index.get(str(v), -1) for v in predictions.group(by)], dtype=np.int64)
-    cell = env if classes is None else np.where(env >= 0, env * len(classes) + np.asarray(predictions.predicted), -1)
-    cell = np.where(np.asarray(predictions.labeled, dtype=bool), cell, -1)
-    try:
-        ids = predictions.item_ids
-    except KeyError:
-        ids = None
-    return Observations.of(cell, predictions.correct, ids)
+    def cells(p: Any):
+        index = {e: i for i, e in enumerate(envs)}
+        env = np.array([index.get(str(v), -1) for v in p.group(by)], dtype=np.int64)
+        cell = env if classes is None else np.where(env >= 0, env * len(classes) + np.asarray(p.predicted), -1)
+        return cell, p.correct
+
+    return Observations.of_pool(predictions, cells)
 
 
 def calibration_counts(

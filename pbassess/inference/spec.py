@@ -58,6 +58,32 @@ class Observations:
         return cls(cell[keep], outcome[keep], np.asarray([str(v) for v in item[keep]], dtype=object)
                    if item.dtype == object else item[keep])
 
+    @classmethod
+    def of_pool(cls, preds: Any, cells_and_outcomes: Any) -> Observations | None:
+        """The labeled items of a pool, or None when its arrays stay on disk (a lazy, dask-backed pool).
+
+        ``cells_and_outcomes(preds) -> (cell, outcome)`` gives one value per item of the pool;
+        unlabeled items are dropped here, and the items' ids (``preds.item_ids``) name them.
+        Without the items, a fit's log-likelihood is one value per cell.
+
+        Examples
+        --------
+        >>> from pbassess import Predictions
+        >>> p = Predictions.from_top1(["a", "b", "a"], [0.9, 0.6, 0.8], ["a", None, "b"])
+        >>> obs = Observations.of_pool(p, lambda q: (q.predicted, q.correct))
+        >>> obs.cell.tolist(), obs.outcome.tolist(), obs.size
+        ([0, 0], [1, 0], 2)
+        """
+        if getattr(preds, "is_lazy", False):
+            return None
+        cell, outcome = cells_and_outcomes(preds)
+        cell = np.where(np.asarray(preds.labeled, dtype=bool), np.asarray(cell, dtype=np.int64), -1)
+        try:
+            ids = preds.item_ids
+        except KeyError:
+            ids = None
+        return cls.of(cell, outcome, ids)
+
     @property
     def size(self) -> int:
         return int(self.cell.size)
