@@ -164,12 +164,13 @@ class SurfaceResult(AssessmentResult):
                             coords={x: table.index.to_numpy(), y: table.columns.to_numpy()}, name="accuracy")
 
     def sentence(self) -> str:
-        """One sentence naming the worst arm."""
+        """One sentence naming the worst arm (and saying so when the NUTS fit failed its diagnostics)."""
         i = int(np.argmin(self.mean))
         desc = ", ".join(f"{a}={v}" for a, v in zip(self.arms.attributes, self.arms.values[i], strict=False))
         lo, hi = self.surface["hdi_lower"].values[i], self.surface["hdi_upper"].values[i]
-        return (f"{self.estimator} surface over {self.arms.n_arms} arms from {int(self.arms.n.sum())} labels: "
-                f"lowest accuracy {self.mean[i]:.3f} ({self.ci_prob:.0%} HDI {lo:.3f}-{hi:.3f}) at {desc}")
+        return self.qualify(f"{self.estimator} surface over {self.arms.n_arms} arms from {int(self.arms.n.sum())} "
+                            f"labels: lowest accuracy {self.mean[i]:.3f} ({self.ci_prob:.0%} HDI {lo:.3f}-{hi:.3f}) "
+                            f"at {desc}.")
 
     def to_json(self) -> dict[str, Any]:
         """The CLI contract object (attributes, arms, n, pool_n, mean, var, hdi, diagnostics, ...)."""
