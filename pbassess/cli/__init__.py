@@ -22,7 +22,7 @@ import sys
 from pbassess.cli.output import emit_json
 from pbassess.errors import PbassessError
 
-__all__ = ["COMMAND_GROUPS", "SUBCOMMAND_MODULES", "build_parser", "emit_json", "main"]
+__all__ = ["COMMAND_GROUPS", "SUBCOMMAND_MODULES", "build_parser", "emit_json", "main", "subcommand_parsers"]
 
 #: Modules that register subcommands (``compare`` also registers ``hierarchical``; ``surface``
 #: also ``surface-explore``).
@@ -58,6 +58,22 @@ def _commands_epilog(sub: argparse._SubParsersAction) -> str:
         lines += [f"    {n.ljust(width)}{getattr(sub.choices[n], 'pb_help', '')}" for n in others]
     lines += ["", "Run pbassess COMMAND --help for a command's options and two examples."]
     return "\n".join(lines)
+
+
+def subcommand_parsers(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()):
+    """Every subcommand parser below ``parser``, depth first, as ``(path of names, parser)``.
+
+    Examples
+    --------
+    >>> paths = [p for p, _ in subcommand_parsers(build_parser())]
+    >>> ("assess",) in paths and ("session", "start") in paths
+    True
+    """
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield path + (name,), sub
+                yield from subcommand_parsers(sub, path + (name,))
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -10,7 +10,7 @@ import argparse
 
 import pytest
 
-from pbassess.cli import build_parser
+from pbassess.cli import build_parser, subcommand_parsers
 
 # Raw reStructuredText / Markdown that must not reach a terminal.
 MARKUP = ("`", "::", ":func:", ":class:", ":mod:", ":meth:", ":attr:", ":ref:", ":doc:", "**")
@@ -24,15 +24,7 @@ FORBIDDEN = {"--output": "--out", "--ci": "--ci-prob", "--random-seed": "--seed"
              "--batch-size": "--chunk-size, --picks-per-round, --items-per-batch or --arms-per-round"}
 
 
-def _walk(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()):
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for name, sub in action.choices.items():
-                yield path + (name,), sub
-                yield from _walk(sub, path + (name,))
-
-
-PARSERS = dict(_walk(build_parser()))
+PARSERS = dict(subcommand_parsers(build_parser()))
 IDS = [" ".join(p) for p in PARSERS]
 
 

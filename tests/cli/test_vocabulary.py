@@ -16,21 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from pbassess.cli import build_parser, main
+from pbassess.cli import build_parser, main, subcommand_parsers
 from pbassess.cli import options as opt
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _walk(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()):
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for name, sub in action.choices.items():
-                yield path + (name,), sub
-                yield from _walk(sub, path + (name,))
-
-
-PARSERS = dict(_walk(build_parser()))
+PARSERS = dict(subcommand_parsers(build_parser()))
 FITTING = {p: parser for p, parser in PARSERS.items() if getattr(parser, "pb_fits", False)}
 EXAMPLES = {p: parser.pb_examples for p, parser in PARSERS.items() if getattr(parser, "pb_examples", ())}
 #: Examples that sample with NUTS or run a grid: seconds to tens of seconds.
