@@ -2,12 +2,16 @@
 
 Each entry of ``ASSESSMENTS`` fits real data (the built-in digits set; CIFAR-100 from the shared
 mirror where noted) through :func:`pbassess.inference.fit`. A new assessment joins the contract by
-adding its entry here: the same checks then run on it.
+adding its entry here, or in a module of ``tests/contract_cases/`` (one per topic) that defines
+``CASES`` (same form as ``ASSESSMENTS``) and optionally ``NUTS_ONLY`` and ``MAIN``: the same checks
+then run on it.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import warnings
+from pathlib import Path
 
 import arviz as az
 import numpy as np
@@ -54,6 +58,22 @@ NUTS_ONLY = {"hierarchical"}
 #: the reported variable whose posterior mean the two inferences must agree on
 MAIN = {"cost": "expected_cost", "calibration": "ece", "compare-groups": "value", "compare-groups-ece": "value"}
 INFERENCES = ("conjugate", "nuts")
+
+
+def _load_cases() -> None:
+    """Join the cases of ``tests/contract_cases/*.py`` (each topic keeps its own file)."""
+    for path in sorted((Path(__file__).parent / "contract_cases").glob("*.py")):
+        spec = importlib.util.spec_from_file_location(f"contract_cases_{path.stem}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        clash = set(module.CASES) & set(ASSESSMENTS)
+        assert not clash, f"{path.name} redefines {clash}"
+        ASSESSMENTS.update(module.CASES)
+        NUTS_ONLY.update(getattr(module, "NUTS_ONLY", set()))
+        MAIN.update(getattr(module, "MAIN", {}))
+
+
+_load_cases()
 
 
 @pytest.fixture(scope="module")
