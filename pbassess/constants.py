@@ -14,8 +14,12 @@ DEFAULT_BINS: int = 10
 #: Default pseudocount of the Beta / Dirichlet priors.
 DEFAULT_PSEUDOCOUNT: float = 2.0
 
-#: Default number of Monte Carlo posterior draws of the conjugate fast path.
-DEFAULT_DRAWS: int = 4000
+#: Default posterior draws **per chain** of every fit, conjugate or NUTS (4 chains: 4,000 draws).
+DEFAULT_DRAWS: int = 1000
+
+#: Default Monte Carlo draws of a computation without chains (``n_draws``: Bayesian bootstrap,
+#: a labeling session's posterior, the shift table's intervals).
+DEFAULT_N_DRAWS: int = 4000
 
 #: Default decision threshold for binary-score data: the positive class where score > threshold.
 DEFAULT_THRESHOLD: float = 0.5

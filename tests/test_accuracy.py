@@ -95,10 +95,10 @@ def test_user_prior_tuple(toy):
 
 
 def test_conjugate_draws_match_exact_moments(toy):
-    res = assess_accuracy(toy, draws=20000, seed=3)
+    res = assess_accuracy(toy, draws=5000, seed=3)
     d = res.accuracy_draws()
     assert res.posterior["accuracy"].dims == ("chain", "draw", "class")
-    assert d.shape == (20000, 3)
+    assert d.shape == (4 * 5000, 3)  # draws are per chain: 4 chains
     a, b = np.array([4.0, 2.0, 1.0]), np.array([2.0, 3.0, 1.0])
     sd = np.sqrt(a * b / ((a + b) ** 2 * (a + b + 1)))
     # Independent draws: the Monte Carlo error of each mean is sd / sqrt(20000); allow 4.5 of them.
@@ -183,8 +183,8 @@ def test_bad_inputs_raise_clear_errors(toy):
         assess_accuracy(toy, by="nope")
     with pytest.raises(DataError, match="3 region labels for 9 items"):
         assess_accuracy(toy, by=[1, 2, 3])
-    with pytest.raises(ConfigError, match="unknown engine 'stan'"):
-        assess_accuracy(toy, engine="stan")
+    with pytest.raises(ConfigError, match="unknown inference 'stan'"):
+        assess_accuracy(toy, inference="stan")
     with pytest.raises(ConfigError, match="unknown prior 'flat'"):
         assess_accuracy(toy, prior="flat")
     with pytest.raises(ConfigError, match="pseudocount"):
@@ -194,7 +194,7 @@ def test_bad_inputs_raise_clear_errors(toy):
     with pytest.raises(ConfigError, match="ci_prob"):
         assess_accuracy(toy, ci_prob=1.5)
     with pytest.raises(ConfigError, match="sample_kwargs"):
-        assess_accuracy(toy, engine="mcmc", sample_kwargs=[("draws", 10)])
+        assess_accuracy(toy, inference="nuts", sample_kwargs=[("draws", 10)])
     with pytest.raises(DataError, match="Predictions"):
         assess_accuracy({"predicted": [0, 1]})
 
@@ -208,7 +208,7 @@ def test_mcmc_engine_plumbing(toy, sample_kwargs, monkeypatch):
     from pbassess.inference import mock_pymc_sample
 
     monkeypatch.setattr(pymc, "sample", mock_pymc_sample)
-    res = assess_accuracy(toy, engine="mcmc", sample_kwargs=sample_kwargs, seed=0)
+    res = assess_accuracy(toy, inference="nuts", sample_kwargs=sample_kwargs, seed=0)
     assert res.engine == "mcmc" and res.inference == "nuts"
     assert res.posterior["accuracy"].dims == ("chain", "draw", "class")
     assert res.posterior["accuracy"].shape == (2, 200, 3)
@@ -224,7 +224,7 @@ def test_mcmc_agrees_with_conjugate_on_cifar100(cifar100):
     import arviz as az
 
     exact = assess_accuracy(cifar100)
-    res = assess_accuracy(cifar100, engine="mcmc", seed=11,
+    res = assess_accuracy(cifar100, inference="nuts", seed=11,
                           sample_kwargs={"tune": 500, "draws": 1000, "chains": 2, "cores": 1})
     assert res.diagnostics["divergences"] == 0
     assert res.diagnostics["max_rhat"] < 1.01

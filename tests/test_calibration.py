@@ -182,8 +182,8 @@ def test_bad_inputs_raise_clear_errors(toy):
         assess_calibration(toy, bins=[0.2, 0.5, 1.0])
     with pytest.raises(ConfigError, match="increasing"):
         assess_calibration(toy, bins=[0.0, 0.5, 0.5, 1.0])
-    with pytest.raises(ConfigError, match="unknown engine 'gibbs'"):
-        assess_calibration(toy, engine="gibbs")
+    with pytest.raises(ConfigError, match="unknown inference 'gibbs'"):
+        assess_calibration(toy, inference="gibbs")
     with pytest.raises(ConfigError, match="pseudocount"):
         assess_calibration(toy, pseudocount=-1)
     with pytest.raises(DataError, match="Predictions"):
@@ -248,7 +248,7 @@ def test_mcmc_engine_plumbing(toy, sample_kwargs, monkeypatch):
     from pbassess.inference import mock_pymc_sample
 
     monkeypatch.setattr(pymc, "sample", mock_pymc_sample)
-    res = assess_calibration(toy, bins=4, engine="mcmc", sample_kwargs=sample_kwargs, seed=0)
+    res = assess_calibration(toy, bins=4, inference="nuts", sample_kwargs=sample_kwargs, seed=0)
     assert res.engine == "mcmc" and res.inference == "nuts"
     # one log-likelihood value per labeled item of the reliability diagram
     assert res.idata["log_likelihood"]["correct"].shape == (2, 200, int(res.counts["n_labeled"].sum()))
@@ -268,7 +268,7 @@ def test_mcmc_agrees_with_conjugate_on_svhn(svhn):
     import arviz as az
 
     exact = assess_calibration(svhn, seed=0)
-    res = assess_calibration(svhn, engine="mcmc", seed=5,
+    res = assess_calibration(svhn, inference="nuts", seed=5,
                              sample_kwargs={"tune": 500, "draws": 500, "chains": 2, "cores": 1})
     assert res.diagnostics["divergences"] == 0
     ess = az.ess(res.idata, var_names=["accuracy", "ece", "classwise_ece"])

@@ -31,7 +31,7 @@ from pbassess.active.evaluation import labels_to_mrr
 from pbassess.active.model import check_prior, prior_names
 from pbassess.active.result import SimulationResult
 from pbassess.active.strategies import StrategyOptions, parse_strategies
-from pbassess.active.targets import _check_pool, _cost_spec, build_inputs, target_info, warm_up
+from pbassess.active.targets import _check_pool, build_inputs, target_info, warm_up
 from pbassess.constants import CI_PROB, DEFAULT_BINS, DEFAULT_PSEUDOCOUNT
 from pbassess.counting import cell_counts
 from pbassess.errors import ConfigError
@@ -54,7 +54,7 @@ def simulate(preds: Any, target: str = "least-accurate", strategies: str | Itera
              top_m: int = 1, runs: int = 100, log_every: int = 100, budget: int | None = None,
              seed: Any = None, bins: int = DEFAULT_BINS, cost_matrix: Any = None,
              batch_size: int | None = None, ci_prob: float = CI_PROB, options: StrategyOptions | None = None,
-             progress: Callable[[int, int, str], None] | bool | None = None, cost: Any = None) -> SimulationResult:
+             progress: Callable[[int, int, str], None] | bool | None = None) -> SimulationResult:
     """Simulate active assessment on a fully labeled pool for a grid of strategies and priors.
 
     Parameters
@@ -86,7 +86,7 @@ def simulate(preds: Any, target: str = "least-accurate", strategies: str | Itera
         Confidence bins inside each class (``most-miscalibrated``).
     cost_matrix : name, array (K, K) or path, optional
         Cost matrix of ``highest-cost``: ``zero-one`` (default), ``people``, ``superclass``, an
-        array or a file (:func:`pbassess.stats.cost.resolve_cost_matrix`). ``cost=`` is an alias.
+        array or a file (:func:`pbassess.stats.cost.resolve_cost_matrix`).
     batch_size : int, optional
         Picks per round from the same posterior (a labeling team); overrides ``options``.
     ci_prob : float
@@ -132,7 +132,7 @@ def simulate(preds: Any, target: str = "least-accurate", strategies: str | Itera
         raise ConfigError(f"log_every must be at least 1, got {log_every}")
     if budget is not None and int(budget) < log_every:
         raise ConfigError(f"the budget ({budget}) must be at least log_every ({log_every})")
-    spec = _cost_spec(cost_matrix, cost)
+    spec = cost_matrix
     inputs = {p: build_inputs(pred, target, prior=p, pseudocount=pseudocount, top_m=top_m, bins=bins,
                               cost_matrix=spec) for p in prior_list}
     total = pred.n_items if budget is None else min(int(budget), pred.n_items)

@@ -87,21 +87,13 @@ def _as_predictions(pred: Any) -> Predictions:
     return as_predictions(pred)
 
 
-def _cost_spec(cost_matrix: Any, cost: Any) -> Any:
-    """``cost_matrix=`` with the old spelling ``cost=`` as an alias (not both)."""
-    if cost is not None and cost_matrix is not None:
-        raise ConfigError("pass the cost matrix once, as cost_matrix= (cost= is its old spelling)")
-    return cost_matrix if cost_matrix is not None else cost
-
-
 def _resolved_cost(pred: Predictions, spec: Any) -> np.ndarray:
     from pbassess.stats.cost import resolve_cost_matrix
 
     return resolve_cost_matrix(spec, pred.classes)
 
 
-def true_metric(pred: Any, target: str, *, bins: int = DEFAULT_BINS, cost_matrix: Any = None,
-                cost: Any = None) -> np.ndarray:
+def true_metric(pred: Any, target: str, *, bins: int = DEFAULT_BINS, cost_matrix: Any = None) -> np.ndarray:
     """The full-pool metric of every class (NaN for classes never predicted).
 
     Examples
@@ -119,7 +111,7 @@ def true_metric(pred: Any, target: str, *, bins: int = DEFAULT_BINS, cost_matrix
             counts = cell_counts(pred.predicted, pred.confidence, k_all, ("predicted",), labels=pred.labels)
             return counts["correct"].to_numpy() / counts["n"].to_numpy()
         if target == "highest-cost":
-            c = _resolved_cost(pred, _cost_spec(cost_matrix, cost))
+            c = _resolved_cost(pred, cost_matrix)
             counts = cell_counts(pred.predicted, pred.confidence, k_all, ("predicted", "true"), labels=pred.labels)
             confusion = counts["n"].to_numpy()
             return (confusion * c).sum(axis=1) / confusion.sum(axis=1)
@@ -141,7 +133,7 @@ def _top_m(truth: np.ndarray, m: int) -> np.ndarray:
 
 
 def build_inputs(pred: Any, target: str, *, prior: str = "uniform", pseudocount: float = DEFAULT_PSEUDOCOUNT,
-                 top_m: int = 1, bins: int = DEFAULT_BINS, cost_matrix: Any = None, cost: Any = None) -> EngineInputs:
+                 top_m: int = 1, bins: int = DEFAULT_BINS, cost_matrix: Any = None) -> EngineInputs:
     """Reduce a fully labeled pool to the engine's arrays for one target and prior.
 
     Parameters
@@ -161,7 +153,7 @@ def build_inputs(pred: Any, target: str, *, prior: str = "uniform", pseudocount:
         Equal-width confidence bins inside each class (``most-miscalibrated``).
     cost_matrix : name, array (K, K) or path, optional
         Cost matrix for ``highest-cost`` (rows predicted, columns true; see
-        :func:`pbassess.stats.cost.resolve_cost_matrix`); default 0-1. ``cost=`` is an alias.
+        :func:`pbassess.stats.cost.resolve_cost_matrix`); default 0-1.
 
     Returns
     -------
@@ -179,7 +171,7 @@ def build_inputs(pred: Any, target: str, *, prior: str = "uniform", pseudocount:
     target_info(target)
     check_prior(prior)
     pc = check_pseudocount(pseudocount)
-    spec = _cost_spec(cost_matrix, cost)
+    spec = cost_matrix
     k_all = pred.n_classes
     counts = core_counts(pred.predicted, k_all)
     arms = np.flatnonzero(counts > 0)

@@ -12,13 +12,10 @@ from pbassess.inference import check_count, check_memory, resolve_inference
 from pbassess.stats.beta import check_pseudocount  # noqa: F401  (re-exported: the assessments import it from here)
 from pbassess.stats.intervals import check_ci_prob  # noqa: F401  (re-exported: the assessments import it from here)
 
-__all__ = ["ENGINES", "as_pool", "check_ci_prob", "check_common", "check_draws", "check_options", "check_pseudocount",
-           "check_sample_kwargs", "nuts_draws", "percent"]
+__all__ = ["as_pool", "check_ci_prob", "check_draws", "check_options", "check_pseudocount",
+           "check_sample_kwargs", "percent"]
 
 from pbassess.results._format import percent  # noqa: E402  (re-exported for older imports)
-
-#: Posterior inferences every assessment accepts (old spellings; see :data:`pbassess.inference.INFERENCES`).
-ENGINES: tuple[str, ...] = ("conjugate", "mcmc")
 
 
 def as_pool(preds: Any, **kwargs: Any):
@@ -50,30 +47,18 @@ def check_sample_kwargs(sample_kwargs: Any) -> dict[str, Any]:
     return dict(sample_kwargs or {})
 
 
-def check_options(inference: Any, engine: Any, draws: Any, ci_prob: Any, sample_kwargs: Any) -> tuple[str, int, float, dict]:
-    """Validate the options shared by every assessment: (inference, draws, ci_prob, sample_kwargs)."""
-    return (resolve_inference(inference, engine), check_draws(draws), check_ci_prob(ci_prob),
-            check_sample_kwargs(sample_kwargs))
+def check_options(inference: Any, draws: Any, ci_prob: Any, sample_kwargs: Any) -> tuple[str, int, float, dict]:
+    """Validate the options shared by every assessment: (inference, draws per chain, ci_prob, sample_kwargs).
 
+    ``draws`` means posterior draws per chain in both inferences
+    (:func:`pbassess.inference.draws_per_chain`); the returned ``sample_kwargs`` carry no ``draws``.
+    """
+    from pbassess.inference import draws_per_chain
 
-def check_common(preds: Any, engine: str, draws: Any, ci_prob: Any, sample_kwargs: Any) -> None:
-    """Old validation entry point (kept for callers): raises DataError / ConfigError."""
-    from pbassess.data.predictions import Predictions
-
-    if not isinstance(preds, Predictions):
-        raise DataError(f"preds must be a pbassess Predictions object, got {type(preds).__name__}")
-    check_options(None, engine, draws, ci_prob, sample_kwargs)
-
-
-def nuts_draws(sample_kwargs: Mapping[str, Any]) -> int:
-    """Total posterior draws a NUTS fit will keep (chains x draws, defaults included)."""
-    from pbassess.inference import DEFAULT_SAMPLE_KWARGS
-
-    merged = {**DEFAULT_SAMPLE_KWARGS, **dict(sample_kwargs)}
-    draws, chains = merged.get("draws", 1000), merged.get("chains", 4)
-    for key, value in (("draws", draws), ("chains", chains)):
-        check_count(value, f"sample_kwargs {key}")
-    return int(draws) * int(chains)
+    sample_kwargs = check_sample_kwargs(sample_kwargs)
+    per_chain = draws_per_chain(draws, sample_kwargs)
+    sample_kwargs.pop("draws", None)
+    return resolve_inference(inference), per_chain, check_ci_prob(ci_prob), sample_kwargs
 
 
 def check_draw_memory(n_draws: int, n_values: int, what: str, advice: str, *, copies: int = 4) -> None:

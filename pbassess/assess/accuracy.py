@@ -5,8 +5,8 @@ combines them with a Beta prior and returns an :class:`AccuracyResult`: the post
 region's accuracy, the probability that each region is the least (or most) accurate, rank
 distributions, a table, a sentence, the CLI's JSON object and plots.
 
-Two engines give the same posterior: ``"conjugate"`` (exact Beta posterior, Monte Carlo draws
-in milliseconds) and ``"mcmc"`` (the PyMC model :func:`pbassess.pymc_models.accuracy.beta_binomial_model`
+Two inferences give the same posterior: ``"conjugate"`` (exact Beta posterior, Monte Carlo draws
+in milliseconds) and ``"nuts"`` (the PyMC model :func:`pbassess.pymc_models.accuracy.beta_binomial_model`
 sampled with NUTS, for cross-checks and extensions).
 """
 
@@ -18,26 +18,23 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from pbassess.assess._common import (  # noqa: F401  (check_common, percent, ENGINES: older imports)
-    ENGINES,
+from pbassess.assess._common import (  # noqa: F401  (percent: older imports)
     as_pool,
-    check_common,
     check_draw_memory,
     check_options,
     check_pseudocount,
-    nuts_draws,
     percent,
 )
-from pbassess.constants import CI_PROB, DEFAULT_DRAWS, DEFAULT_PSEUDOCOUNT
+from pbassess.constants import CI_PROB, DEFAULT_PSEUDOCOUNT
 from pbassess.counting.core import cell_totals
 from pbassess.errors import ConfigError, DataError
-from pbassess.inference import fit
+from pbassess.inference import fit, total_draws
 from pbassess.pymc_models.accuracy import BetaBernoulliSpec
 from pbassess.results._format import region_dim_names  # noqa: F401  (older imports)
 from pbassess.results.accuracy import AccuracyResult
 from pbassess.stats import beta_prior
 
-__all__ = ["ENGINES", "AccuracyResult", "assess_accuracy"]
+__all__ = ["AccuracyResult", "assess_accuracy"]
 
 
 # ---------------------------------------------------------------------------- regions
@@ -106,8 +103,7 @@ def assess_accuracy(
     seed: Any = None,
     inference: str | None = None,
     sample_kwargs: Mapping[str, Any] | None = None,
-    draws: int = DEFAULT_DRAWS,
-    engine: str | None = None,
+    draws: int | None = None,
     labels: Any = None,
 ) -> AccuracyResult:
     """Posterior accuracy of each predicted class, true class, group or region.
@@ -137,11 +133,10 @@ def assess_accuracy(
     pseudocount : float
         The prior strength pc.
     inference : {"conjugate", "nuts"}
-        Exact Beta posterior with ``draws`` Monte Carlo draws (default), or NUTS via PyMC
-        (``"mcmc"`` is an alias; ``engine=`` is the old name of this option).
-    draws : int
-        Number of Monte Carlo draws of the conjugate inference (NUTS takes its sizes from
-        ``sample_kwargs``: by default 4 chains x 1000 draws).
+        Exact Beta posterior (default), or NUTS via PyMC (``"mcmc"`` is an old spelling).
+    draws : int, optional
+        Posterior draws per chain (4 chains), in both inferences; default 1000
+        (:func:`pbassess.inference.draws_per_chain`).
     seed : int or numpy.random.Generator, optional
         Randomness of the draws (and ``random_seed`` of ``pm.sample``).
     ci_prob : float
@@ -178,7 +173,7 @@ def assess_accuracy(
     """
     from pbassess.pymc_models.priors import is_pymc_prior
 
-    inference, draws, ci_prob, sample_kwargs = check_options(inference, engine, draws, ci_prob, sample_kwargs)
+    inference, draws, ci_prob, sample_kwargs = check_options(inference, draws, ci_prob, sample_kwargs)
     preds = as_pool(preds) if labels is None else as_pool(preds, labels=labels)
     pc = check_pseudocount(pseudocount)
     user_prior = is_pymc_prior(prior)
@@ -188,8 +183,7 @@ def assess_accuracy(
     names = [str(v) for v in cells[dim].to_numpy()]
     n, k = cells["n"].to_numpy(), cells["correct"].to_numpy()
     n_pool, score_sum = cells["n_pool"].to_numpy(), cells["score_sum_pool"].to_numpy()
-    total_draws = draws if inference == "conjugate" else nuts_draws(sample_kwargs)
-    check_draw_memory(total_draws, len(names), f"accuracy of {len(names):,} regions",
+    check_draw_memory(total_draws(inference, draws, sample_kwargs), len(names), f"accuracy of {len(names):,} regions",
                       "use fewer draws (--draws) or fewer regions")
     with np.errstate(invalid="ignore", divide="ignore"):
         pool_score = np.where(n_pool > 0, score_sum / np.maximum(n_pool, 1), np.nan)
@@ -209,7 +203,7 @@ def assess_accuracy(
     fitted = fit(spec, inference=inference, draws=draws, seed=seed, sample_kwargs=sample_kwargs)
     prior_info = {"kind": "pymc" if user_prior else prior_kind, "pseudocount": pc}
     data_summary = {**preds.describe(), "n_labeled_in_regions": int(n.sum()), "n_regions": len(names)}
-    options = {"by": by_name, "dim": dim, "noun": noun, "draws": draws if inference == "conjugate" else None,
+    options = {"by": by_name, "dim": dim, "noun": noun, "draws": draws,
                "user_prior": bool(user_prior)}
     return AccuracyResult(fitted.idata["posterior"].to_dataset()[["accuracy"]], counts, prior=prior_info,
                           data_summary=data_summary, inference=inference, ci_prob=ci_prob, idata=fitted.idata,

@@ -31,11 +31,10 @@ from pbassess.assess._common import (
     check_draw_memory,
     check_options,
     check_pseudocount,
-    nuts_draws,
 )
-from pbassess.constants import CI_PROB, DEFAULT_BINS, DEFAULT_DRAWS, DEFAULT_PSEUDOCOUNT
+from pbassess.constants import CI_PROB, DEFAULT_BINS, DEFAULT_PSEUDOCOUNT
 from pbassess.errors import ConfigError
-from pbassess.inference import check_count, check_memory, fit
+from pbassess.inference import check_count, check_memory, fit, total_draws
 from pbassess.pymc_models.calibration import CalibrationSpec
 from pbassess.results.calibration import CalibrationResult
 from pbassess.stats import (
@@ -143,9 +142,8 @@ def assess_calibration(
     seed: Any = None,
     inference: str | None = None,
     sample_kwargs: Mapping[str, Any] | None = None,
-    draws: int = DEFAULT_DRAWS,
+    draws: int | None = None,
     classwise: bool = True,
-    engine: str | None = None,
     prior: str = "diagonal",
     labels: Any = None,
 ) -> CalibrationResult:
@@ -165,12 +163,12 @@ def assess_calibration(
     pseudocount : float
         Prior strength pc of every Beta prior ``Beta(pc * s, pc * (1 - s))``.
     inference : {"conjugate", "nuts"}
-        Exact Beta posteriors with ``draws`` Monte Carlo draws (ECE by Monte Carlo), or NUTS
-        on :func:`pbassess.pymc_models.calibration.reliability_model` (ECE as a Deterministic);
-        ``engine=`` and ``"mcmc"`` are accepted aliases.
-    draws : int
-        Monte Carlo draws of the conjugate inference (classwise cells are drawn in chunks so
-        memory stays bounded).
+        Exact Beta posteriors (ECE by Monte Carlo), or NUTS on
+        :func:`pbassess.pymc_models.calibration.reliability_model` (ECE as a Deterministic;
+        ``"mcmc"`` is an old spelling).
+    draws : int, optional
+        Posterior draws per chain (4 chains), in both inferences; default 1000 (classwise
+        cells are drawn in chunks so memory stays bounded).
     seed : int or numpy.random.Generator, optional
     ci_prob : float
         Credible mass of the HDIs.
@@ -204,14 +202,14 @@ def assess_calibration(
     >>> res.summary()["n_labeled"].tolist(), round(res.frequentist_ece, 3)
     ([0, 0, 50, 50], 0.35)
     """
-    inference, draws, ci_prob, sample_kwargs = check_options(inference, engine, draws, ci_prob, sample_kwargs)
+    inference, draws, ci_prob, sample_kwargs = check_options(inference, draws, ci_prob, sample_kwargs)
     if prior not in ("diagonal", "uniform"):
         raise ConfigError(f"calibration uses its per-bin prior centred on the diagonal, got prior={prior!r}")
     preds = as_pool(preds) if labels is None else as_pool(preds, labels=labels)
     pc = check_pseudocount(pseudocount)
     edges = _edges(preds, bins, binning)
     n_bins, n_classes = edges.size - 1, preds.n_classes if classwise else 0
-    total = draws if inference == "conjugate" else nuts_draws(sample_kwargs)
+    total = total_draws(inference, draws, sample_kwargs)
     _check_sizes(total, n_bins, n_classes, inference)
     c = _calibration_counts(preds, edges, pc, bool(classwise))
     classes = list(preds.classes)
@@ -225,7 +223,7 @@ def assess_calibration(
     fitted = fit(spec, inference=inference, draws=draws, seed=seed, sample_kwargs=sample_kwargs)
     keep = ["accuracy", "ece"] + (["classwise_ece", "class_accuracy", "bias"] if classwise else [])
     options = {"bins": n_bins, "binning": binning if np.ndim(bins) == 0 else "edges", "classwise": bool(classwise),
-               "draws": draws if inference == "conjugate" else None}
+               "draws": draws}
     result = CalibrationResult(
         fitted.idata["posterior"].to_dataset()[keep], counts, prior={"kind": "diagonal", "pseudocount": pc},
         data_summary=preds.describe(), inference=inference, ci_prob=ci_prob, idata=fitted.idata,

@@ -18,10 +18,10 @@ store the pointwise log-likelihood of each predicted class's row of confusion co
 (multinomial) under every draw.
 
 What a result keeps (memory): 4000 draws of a full 100 x 100 confusion matrix would be 320 MB,
-so neither engine stores confusion draws. ``posterior`` holds the expected-cost draws
+so neither inference stores confusion draws. ``posterior`` holds the expected-cost draws
 ``(chain, draw, predicted)``; ``counts`` holds the confusion counts, the prior ``alpha``, the cost
 matrix and the posterior mean confusion probabilities ``(predicted, true)`` -- exact
-``(alpha + counts) / row sum`` for the conjugate engine, the MCMC estimate for ``mcmc``.
+``(alpha + counts) / row sum`` for the conjugate inference, the NUTS estimate for ``nuts``.
 """
 
 from __future__ import annotations
@@ -37,11 +37,10 @@ from pbassess.assess._common import (
     check_draw_memory,
     check_options,
     check_pseudocount,
-    nuts_draws,
 )
-from pbassess.constants import CI_PROB, DEFAULT_DRAWS, DEFAULT_PSEUDOCOUNT
+from pbassess.constants import CI_PROB, DEFAULT_PSEUDOCOUNT
 from pbassess.errors import ConfigError, DataError
-from pbassess.inference import check_memory, fit
+from pbassess.inference import check_memory, fit, total_draws
 from pbassess.pymc_models.confusion import ConfusionSpec
 from pbassess.results.cost import CostResult
 from pbassess.stats.cost import dirichlet_prior, mean_probs_by_predicted
@@ -106,10 +105,8 @@ def assess_confusion(
     seed: Any = None,
     inference: str | None = None,
     sample_kwargs: Mapping[str, Any] | None = None,
-    draws: int = DEFAULT_DRAWS,
-    engine: str | None = None,
+    draws: int | None = None,
     labels: Any = None,
-    cost: Any = None,
     by: str = "predicted",
 ) -> CostResult:
     """Posterior confusion probabilities and expected misclassification cost per predicted class.
@@ -134,13 +131,12 @@ def assess_confusion(
     cost_matrix : None, {"zero-one", "people", "superclass"}, array_like (K, K) or path
         ``cost[k, j]``: the cost of predicting k when the truth is j. ``None``: 0-1 cost;
         ``"people"``/``"superclass"``: the paper's CIFAR-100 matrices; a CSV/.npy/.json file
-        (:func:`pbassess.stats.cost.resolve_cost_matrix`). ``cost=`` is an accepted alias.
+        (:func:`pbassess.stats.cost.resolve_cost_matrix`).
     inference : {"conjugate", "nuts"}
-        Exact Dirichlet posterior with ``draws`` Monte Carlo draws of the expected cost, or NUTS
-        on :func:`pbassess.pymc_models.confusion.confusion_model` (``engine=``/``"mcmc"``: aliases).
-    draws : int
-        Monte Carlo draws of the conjugate inference (NUTS takes its sizes from
-        ``sample_kwargs``: by default 4 chains x 1000 draws).
+        Exact Dirichlet posterior, or NUTS on
+        :func:`pbassess.pymc_models.confusion.confusion_model` (``"mcmc"`` is an old spelling).
+    draws : int, optional
+        Posterior draws per chain (4 chains), in both inferences; default 1000.
     seed : int or numpy.random.Generator, optional
     ci_prob : float
         Credible mass of the reported HDIs.
@@ -177,20 +173,18 @@ def assess_confusion(
     """
     from pbassess.counting import count_cells
 
-    inference, draws, ci_prob, sample_kwargs = check_options(inference, engine, draws, ci_prob, sample_kwargs)
+    inference, draws, ci_prob, sample_kwargs = check_options(inference, draws, ci_prob, sample_kwargs)
     if by != "predicted":
         raise ConfigError(f"the expected cost is per predicted class; by={by!r} is not supported")
-    if cost is not None and cost_matrix is not None:
-        raise ConfigError("give the cost matrix once: cost_matrix= (cost= is its old spelling)")
     preds = as_pool(preds) if labels is None else as_pool(preds, labels=labels)
     pc = check_pseudocount(pseudocount)
     names = tuple(str(c) for c in preds.classes)
     k = len(names)
     check_memory(8.0 * 6 * k * k, f"the cost assessment of {k:,} classes (K x K matrices)",
                  "assess fewer classes (e.g. merge rare classes) or use the accuracy metric")
-    total = draws if inference == "conjugate" else nuts_draws(sample_kwargs)
+    total = total_draws(inference, draws, sample_kwargs)
     check_draw_memory(total, 3 * k, f"the cost assessment of {k:,} classes", "use fewer draws (--draws)")
-    cost_arr, cost_name = resolve_cost_matrix(cost_matrix if cost is None else cost, names)
+    cost_arr, cost_name = resolve_cost_matrix(cost_matrix, names)
     alpha, prior_kind = _prior_alpha(prior, pc, preds)
     counts = count_cells(preds, ("predicted", "true"))["n"].to_numpy()
     n_pool = count_cells(preds, ("predicted",))["n_pool"].to_numpy()
@@ -211,7 +205,7 @@ def assess_confusion(
          "n_pool": ("predicted", n_pool)},
         coords={"predicted": list(names), "true": list(names)},
     )
-    options = {"cost": cost_name, "draws": draws if inference == "conjugate" else None}
+    options = {"cost": cost_name, "draws": draws}
     return CostResult(fitted.idata["posterior"].to_dataset()[["expected_cost"]], counts_ds,
                       prior={"kind": prior_kind, "pseudocount": pc}, data_summary={**preds.describe(), "n_classes": k},
                       inference=inference, ci_prob=ci_prob, idata=fitted.idata, diagnostics=fitted.diagnostics,

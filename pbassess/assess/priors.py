@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from pbassess.constants import CI_PROB, DEFAULT_DRAWS, DEFAULT_PSEUDOCOUNT
+from pbassess.constants import CI_PROB, DEFAULT_PSEUDOCOUNT
 from pbassess.errors import ConfigError
 from pbassess.results.base import AssessmentResult
 
@@ -195,7 +195,7 @@ def compare_priors(
     ci_prob: float = CI_PROB,
     seed: Any = None,
     inference: str | None = None,
-    draws: int = DEFAULT_DRAWS,
+    draws: int | None = None,
     sample_kwargs: Mapping[str, Any] | None = None,
 ) -> Any:
     """Fit the same labeled counts under several priors and compare them.
@@ -247,7 +247,7 @@ def compare_priors(
 
         if not isinstance(by, str) or by in ("predicted", "true"):
             raise ConfigError("metric='environments' needs by= the column naming each item's environment")
-        return compare_environment_priors(preds, by, seed=seed, **dict(sample_kwargs or {}))
+        return compare_environment_priors(preds, by, seed=seed, sample_kwargs=sample_kwargs)
     named = dict(priors) if isinstance(priors, Mapping) else {str(p): p for p in priors}
     if len(named) < 2:
         raise ConfigError(f"compare_priors needs at least two priors, got {len(named)}")
@@ -288,7 +288,7 @@ def compare_priors(
     options = {"rows": rows, "ranking": [r["prior"] for r in rows], "loo": "exact" if exact else "PSIS",
                "assessed": {"metric": metric, "by": best.options.get("by"), "n_labeled": int(n.sum()),
                             "observed_accuracy": float(best.counts["correct"].sum() / max(int(n.sum()), 1))},
-               "draws": draws}
+               "draws": best.options.get("draws")}
     # a NUTS fit that failed its diagnostics makes the comparison fail them too (--strict exits 3)
     failed = [res.diagnostics for res in fits.values() if res.diagnostics and not res.diagnostics.get("ok", True)]
     out = PriorComparison(best.posterior, best.counts, prior=best.prior, data_summary=best.data_summary,

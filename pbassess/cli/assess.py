@@ -58,7 +58,7 @@ def register(subparsers: Any) -> None:
                    help=f"prior strength, a positive number (default {DEFAULT_PSEUDOCOUNT:g})")
     p.add_argument("--bins", default=None, metavar="B",
                    help=f"number of equal-width calibration bins (default {DEFAULT_BINS}; calibration only)")
-    opt.add_inference(p, draws_default=f"{DEFAULT_DRAWS} conjugate draws; NUTS: the fit's")
+    opt.add_inference(p, draws_default=f"{DEFAULT_DRAWS}")
     opt.add_seed(p)
     opt.add_interval(p)
     opt.add_output(p)
@@ -149,13 +149,13 @@ def _cost_argument(cost: str, preds) -> Any:
 def assess_predictions(preds, *, metric: str = "accuracy", prior: str = "uniform",
                        pseudocount: float = DEFAULT_PSEUDOCOUNT, bins: int = DEFAULT_BINS,
                        inference: str = "conjugate", draws: int | None = None, seed: int | None = None,
-                       cost: str = "zero-one", by: str = "predicted", ci_prob: float | None = None,
-                       engine: str | None = None, sample_kwargs: dict[str, Any] | None = None):
+                       cost_matrix: str = "zero-one", by: str = "predicted", ci_prob: float | None = None,
+                       sample_kwargs: dict[str, Any] | None = None):
     """Run one assessment with the command line's options (the inference-specific plumbing in one place).
 
-    ``draws`` is the number of conjugate Monte Carlo draws, or for ``inference="nuts"`` the draws
-    per chain; ``sample_kwargs`` (``draws``, ``tune``, ``chains``, ``target_accept``) go to the NUTS
-    sampler; ``None`` keeps each inference's default. ``engine`` is the old name of ``inference``.
+    ``draws`` is the number of posterior draws per chain (4 chains) in either inference;
+    ``sample_kwargs`` (``tune``, ``chains``, ``target_accept``) go to the NUTS sampler; ``None``
+    keeps each inference's default.
 
     Examples
     --------
@@ -165,14 +165,12 @@ def assess_predictions(preds, *, metric: str = "accuracy", prior: str = "uniform
     """
     from pbassess.inference import resolve_inference
 
-    inference = resolve_inference(inference if engine is None else None, engine)
-    common: dict[str, Any] = {"pseudocount": pseudocount, "inference": inference, "seed": seed}
+    inference = resolve_inference(inference)
+    common: dict[str, Any] = {"pseudocount": pseudocount, "inference": inference, "seed": seed, "draws": draws}
     if ci_prob is not None:
         common["ci_prob"] = ci_prob
-    if inference == "conjugate":
-        common["draws"] = DEFAULT_DRAWS if draws is None else draws
-    elif draws is not None or sample_kwargs:
-        common["sample_kwargs"] = {**({"draws": draws} if draws is not None else {}), **(sample_kwargs or {})}
+    if sample_kwargs:
+        common["sample_kwargs"] = dict(sample_kwargs)
     if metric == "accuracy":
         from pbassess.assess.accuracy import assess_accuracy
 
@@ -185,7 +183,7 @@ def assess_predictions(preds, *, metric: str = "accuracy", prior: str = "uniform
         if prior == "informed" and not preds.has_probs:
             raise ConfigError(f"--prior informed for cost needs full probability vectors, but {preds.name!r} is in "
                               "top-1 form; use --prior uniform")
-        cost_matrix = _cost_argument(cost, preds)
+        cost_matrix = _cost_argument(cost_matrix, preds)
         from pbassess.assess.cost import assess_confusion
 
         return assess_confusion(preds, prior=prior, cost_matrix=cost_matrix, **common)
@@ -205,7 +203,7 @@ def run(args: argparse.Namespace) -> int:
     with opt.progress(args):
         result = assess_predictions(
             preds, metric=opts["metric"], prior=opts["prior"], pseudocount=opts["pseudocount"], bins=opts["bins"],
-            inference=opts["inference"], draws=opts.get("draws"), seed=opts["seed"], cost=opts["cost"],
+            inference=opts["inference"], draws=opts.get("draws"), seed=opts["seed"], cost_matrix=opts["cost"],
             by=opts["by"], ci_prob=opts["ci_prob"], sample_kwargs=opts.get("sample_kwargs"),
         )
     if args.out is not None:

@@ -50,7 +50,7 @@ def run_demo(out_dir: str | Path = "reports/demo", *, data: str | None = None, s
     seed : int
         Seed of the Monte Carlo draws (each assessment gets its own stream from it).
     draws : int
-        Conjugate Monte Carlo draws per assessment.
+        Posterior draws per chain (4 chains) of each assessment.
 
     Returns
     -------
@@ -93,7 +93,7 @@ def run_demo(out_dir: str | Path = "reports/demo", *, data: str | None = None, s
         f"{d['n_items']:,} items, {d['n_classes']} classes, {d['n_labeled']:,} labeled "
         f"(observed accuracy {d['accuracy_labeled']:.4f}). All three assessments use the exact conjugate "
         f"posterior with the default priors (pseudocount {results['accuracy'].prior['pseudocount']:g}; uniform "
-        f"for accuracy and cost) and {draws:,} Monte Carlo draws, seed {seed}; intervals are "
+        f"for accuracy and cost) and 4 chains of {draws:,} exact draws, seed {seed}; intervals are "
         f"{100 * results['accuracy'].ci_prob:g}% highest-density intervals. Regenerate with "
         f"`pbassess demo --out {out} --seed {seed}`."
     )

@@ -326,8 +326,7 @@ def add_inference(p: argparse.ArgumentParser, choices: tuple[str, ...] = ("conju
                         "--engine and mcmc are old spellings")
     p.set_defaults(pb_inference_choices=choices)
     p.add_argument("--draws", default=None, type=_checked("--draws", integer=True, minimum=draws_minimum), metavar="D",
-                   help=f"posterior draws: conjugate Monte Carlo draws, or NUTS draws per chain (default "
-                        f"{draws_default})")
+                   help=f"posterior draws per chain (4 chains), in either inference (default {draws_default})")
     if "nuts" in choices:
         _mark(p, "nuts")
         p.add_argument("--tune", default=None, type=_checked("--tune", integer=True, minimum=0), metavar="T",
@@ -368,21 +367,23 @@ def sample_kwargs_value(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def inference_kwargs(args: argparse.Namespace, *, default: str | None = "conjugate") -> dict[str, Any]:
-    """Keyword arguments of the Python API from the inference group: ``inference`` and ``draws`` (conjugate)
-    or ``sample_kwargs`` (NUTS). NUTS-only flags with a conjugate fit are an error.
+    """Keyword arguments of the Python API from the inference group: ``inference``, ``draws`` (per chain, either
+    inference) and, for NUTS, ``sample_kwargs``. NUTS-only flags with a conjugate fit are an error.
 
     Examples
     --------
     >>> ns = argparse.Namespace(inference="nuts", draws=200, tune=100, chains=None, target_accept=None)
     >>> inference_kwargs(ns)
-    {'inference': 'nuts', 'sample_kwargs': {'draws': 200, 'tune': 100}}
+    {'inference': 'nuts', 'draws': 200, 'sample_kwargs': {'tune': 100}}
     >>> inference_kwargs(argparse.Namespace(inference="conjugate", draws=500))
     {'inference': 'conjugate', 'draws': 500}
     """
     inference = getattr(args, "inference", None) or default
     out: dict[str, Any] = {} if inference is None else {"inference": inference}
     sample = sample_kwargs_value(args)
-    if inference == "nuts" or (inference is None and set(sample) - {"draws"}):
+    if "draws" in sample:
+        out["draws"] = sample.pop("draws")
+    if inference == "nuts" or (inference is None and sample):
         if sample:
             out["sample_kwargs"] = sample
         return out
@@ -390,8 +391,6 @@ def inference_kwargs(args: argparse.Namespace, *, default: str | None = "conjuga
     if nuts_only:
         flag = "--" + nuts_only[0].replace("_", "-")
         raise ConfigError(f"{flag} applies to --inference nuts (this fit is {inference})")
-    if "draws" in sample:
-        out["draws"] = sample["draws"]
     return out
 
 

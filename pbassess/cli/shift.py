@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from pbassess.cli import options as opt
-from pbassess.constants import DEFAULT_BINS, DEFAULT_DRAWS
+from pbassess.constants import DEFAULT_BINS, DEFAULT_N_DRAWS
 from pbassess.errors import ConfigError, DataError
 
 __all__ = ["load_shift_data", "register", "run"]
@@ -60,7 +60,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--ood", default="auto", metavar="COLUMN=VALUE",
                    help="the out-of-distribution items (default: a column holding 'ood'; 'none' for none)")
     p.add_argument("--bins", default=None, metavar="B", help=f"ECE bins (default {DEFAULT_BINS})")
-    opt.add_inference(p, choices=("conjugate",), draws_default=f"{DEFAULT_DRAWS} per cell; 0 for none",
+    opt.add_inference(p, choices=("conjugate",), draws_default=f"{DEFAULT_N_DRAWS} per cell; 0 for none",
                       draws_minimum=0)
     opt.add_seed(p)
     opt.add_interval(p)
@@ -136,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
     from pbassess.shift.table import shift_records, shift_table, worsening
 
     bins = _number(args.bins, "--bins", int, DEFAULT_BINS, 1)
-    draws = DEFAULT_DRAWS if args.draws is None else args.draws
+    draws = DEFAULT_N_DRAWS if args.draws is None else args.draws
     ci_prob = opt.ci_prob_value(args)
     seed = opt.seed_value(args)
     models = [m.strip() for m in args.models.split(",") if m.strip()] if args.models else None

@@ -2,6 +2,7 @@
 
 * :func:`fit` -- the one fit function: a :class:`Spec` (an assessment's model over its counts)
   to the DataTree contract, by exact conjugate draws or NUTS; :func:`exact_loo` for conjugate specs;
+  ``draws`` is posterior draws per chain in both inferences (:func:`draws_per_chain`);
 * :func:`resolve_inference` -- ``inference="conjugate"|"nuts"`` (``engine=`` and ``"mcmc"`` are aliases);
 * :func:`merge_sample_kwargs` / :func:`sample_model` -- NUTS with one set of defaults, the
   progress bar when a person is watching, a DataTree with ``log_likelihood``;
@@ -11,7 +12,7 @@
 """
 
 from pbassess.inference.diagnostics import MIN_ESS, RHAT_THRESHOLD, diagnostics, diagnostics_note
-from pbassess.inference.fit import CHAINS, Fit, exact_loo, fit
+from pbassess.inference.fit import CHAINS, Fit, draws_per_chain, exact_loo, fit, total_draws
 from pbassess.inference.memory import check_count, check_memory, format_bytes, memory_limit
 from pbassess.inference.sampling import (
     DEFAULT_SAMPLE_KWARGS,
@@ -27,7 +28,7 @@ from pbassess.inference.spec import Observations, Spec
 from pbassess.inference.trees import binomial_loglik, conjugate_datatree, posterior_dataset
 
 __all__ = [
-    "CHAINS", "Fit", "Observations", "Spec", "exact_loo", "fit",
+    "CHAINS", "Fit", "Observations", "Spec", "draws_per_chain", "exact_loo", "fit", "total_draws",
     "DEFAULT_SAMPLE_KWARGS", "INFERENCES", "MIN_ESS", "RHAT_THRESHOLD", "binomial_loglik", "check_count",
     "check_memory", "conjugate_datatree", "diagnostics", "diagnostics_note", "format_bytes", "memory_limit",
     "merge_sample_kwargs", "mock_pymc_sample", "posterior_dataset", "progress_wanted", "quiet_progress",

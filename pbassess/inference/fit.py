@@ -33,7 +33,7 @@ from pbassess.inference.memory import format_bytes, memory_limit
 from pbassess.inference.sampling import resolve_inference, sample_model
 from pbassess.inference.spec import Spec
 
-__all__ = ["CHAINS", "Fit", "exact_loo", "fit"]
+__all__ = ["CHAINS", "Fit", "draws_per_chain", "exact_loo", "fit", "total_draws"]
 
 #: Chains of every fit: NUTS by default, and the conjugate draws are split into as many.
 CHAINS: int = 4
@@ -113,7 +113,7 @@ def fit(
     spec: Spec,
     *,
     inference: str | None = "conjugate",
-    draws: int = DEFAULT_DRAWS,
+    draws: int | None = None,
     seed: Any = None,
     sample_kwargs: Mapping[str, Any] | None = None,
 ) -> Fit:
@@ -127,10 +127,11 @@ def fit(
     inference : {"conjugate", "nuts"}
         Exact draws from the closed-form posterior, or NUTS on ``spec.model()`` (``"mcmc"`` is
         an old spelling of ``"nuts"``).
-    draws : int
-        Posterior draws of the conjugate inference, split over :data:`CHAINS` chains (rounded
-        up to a multiple of it); also the number of prior draws. NUTS takes its sizes from
-        ``sample_kwargs`` (default 4 chains x 1000 draws).
+    draws : int, optional
+        Posterior draws **per chain**, in both inferences (PyMC's meaning): the conjugate
+        inference makes :data:`CHAINS` independent chains of ``draws`` exact draws, NUTS keeps
+        ``draws`` per chain after tuning; the prior gets as many. Default
+        ``sample_kwargs["draws"]`` if given, else :data:`pbassess.constants.DEFAULT_DRAWS` (1000).
     seed : int or numpy.random.Generator, optional
         Every random draw (posterior, prior, NUTS' ``random_seed``) derives from it.
     sample_kwargs : dict, optional
@@ -152,15 +153,14 @@ def fit(
     >>> sorted(tree.children)
     ['constant_data', 'log_likelihood', 'log_prior', 'observed_data', 'posterior', 'prior']
     >>> dict(tree["log_likelihood"]["correct"].sizes)
-    {'chain': 4, 'draw': 100, 'item': 4}
+    {'chain': 4, 'draw': 400, 'item': 4}
     """
     from pbassess.stats import as_generator
 
     inference = resolve_inference(inference)
     rng = as_generator(seed)
-    if isinstance(draws, bool) or not isinstance(draws, (int, np.integer)) or draws < 1:
-        raise ConfigError(f"draws must be a positive integer, got {draws!r}")
-    per_chain = -(-int(draws) // CHAINS)
+    per_chain = draws_per_chain(draws, sample_kwargs)
+    sample_kwargs = {**dict(sample_kwargs or {}), "draws": per_chain}
     model = None
     sample_stats = None
     diag = None
@@ -220,6 +220,50 @@ def fit(
     if inference == "nuts":
         diag = run_diagnostics(tree, var_names=list(spec.reported))
     return Fit(tree, spec, inference, diag, model)
+
+
+def draws_per_chain(draws: Any = None, sample_kwargs: Mapping[str, Any] | None = None) -> int:
+    """The one meaning of ``draws``: posterior draws per chain, from ``draws=`` or ``sample_kwargs["draws"]``.
+
+    Both may be given only when they agree; neither gives :data:`pbassess.constants.DEFAULT_DRAWS`.
+
+    Examples
+    --------
+    >>> draws_per_chain(), draws_per_chain(250), draws_per_chain(None, {"draws": 300})
+    (1000, 250, 300)
+    >>> draws_per_chain(200, {"draws": 300})
+    Traceback (most recent call last):
+    ...
+    pbassess.errors.ConfigError: draws=200 and sample_kwargs['draws']=300 disagree: give draws= (per chain) only
+    """
+    if sample_kwargs is not None and not isinstance(sample_kwargs, Mapping):
+        raise ConfigError(f"sample_kwargs must be a dict of pm.sample options, got {type(sample_kwargs).__name__}")
+    given = (sample_kwargs or {}).get("draws")
+    if draws is None:
+        draws = DEFAULT_DRAWS if given is None else given
+    elif given is not None and given != draws:
+        raise ConfigError(f"draws={draws!r} and sample_kwargs['draws']={given!r} disagree: give draws= (per chain) only")
+    if isinstance(draws, bool) or not isinstance(draws, (int, np.integer)) or draws < 1:
+        raise ConfigError(f"draws must be a positive integer (posterior draws per chain), got {draws!r}")
+    if draws > 2**31 - 1:
+        raise ConfigError(f"draws={draws:,} is too large (at most 2,147,483,647 per chain)")
+    return int(draws)
+
+
+def total_draws(inference: str, draws: Any = None, sample_kwargs: Mapping[str, Any] | None = None) -> int:
+    """Posterior draws a fit keeps over all chains (for memory checks before fitting).
+
+    Examples
+    --------
+    >>> total_draws("conjugate", 500), total_draws("nuts", None, {"chains": 2})
+    (2000, 2000)
+    """
+    chains = CHAINS
+    if resolve_inference(inference) == "nuts":
+        chains = (sample_kwargs or {}).get("chains", CHAINS)
+        if isinstance(chains, bool) or not isinstance(chains, (int, np.integer)) or chains < 1:
+            raise ConfigError(f"sample_kwargs chains must be a positive integer, got {chains!r}")
+    return int(chains) * draws_per_chain(draws, sample_kwargs)
 
 
 def exact_loo(spec: Spec, n_samples: int = 0):

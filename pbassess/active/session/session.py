@@ -70,7 +70,7 @@ from pbassess.active.session.state import (
     utc_now,
     write_state,
 )
-from pbassess.constants import CI_PROB, DEFAULT_BINS, DEFAULT_DRAWS, DEFAULT_PSEUDOCOUNT
+from pbassess.constants import CI_PROB, DEFAULT_BINS, DEFAULT_N_DRAWS, DEFAULT_PSEUDOCOUNT
 from pbassess.data.predictions import Predictions
 from pbassess.errors import ConfigError, DataError, PbassessError, StateError
 from pbassess.estimation.active import DEFAULT_UNIFORM_SHARE
@@ -130,7 +130,6 @@ class LabelingSession:
         pool_options: Mapping[str, Any] | None = None,
         use_pool_labels: bool = False,
         overwrite: bool = False,
-        cost: Any = None,
         budget: int | None = None,
         uniform_share: float = DEFAULT_UNIFORM_SHARE,
     ) -> LabelingSession:
@@ -172,14 +171,13 @@ class LabelingSession:
         cost_matrix : name, array or path, optional
             Cost matrix (rows predicted, columns true) for ``highest-cost``: ``zero-one``
             (default), ``people``, ``superclass``, a (K, K) array or a .csv/.npy/.json file
-            (:func:`pbassess.stats.cost.resolve_cost_matrix`). ``cost=`` is the old spelling.
+            (:func:`pbassess.stats.cost.resolve_cost_matrix`).
         pool_options : mapping, optional
             Reader options for a file or name, e.g. ``{"model": "LR", "threshold": 0.5}``.
         use_pool_labels : bool
             Take the labels present in the pool file as already given (default: ignore them).
         overwrite : bool
             Replace an existing state file.
-        cost : alias of ``cost_matrix``
         budget : int, optional
             Strategy ``uncertainty``: the expected number of labels the design spreads over
             the pool (default 10% of the pool, at least one batch).
@@ -208,7 +206,7 @@ class LabelingSession:
         pool_obj, source = load_pool(pool, pool_options)
         if seed is None:
             seed = int(np.random.SeedSequence().entropy % (2**63))
-        matrix, cost_source = session_cost(cost_matrix, cost, pool_obj.classes)
+        matrix, cost_source = session_cost(cost_matrix, pool_obj.classes)
         cfg = {
             "target": target, "strategy": strategy, "batch_size": batch_size, "prior": prior,
             "pseudocount": as_float(pseudocount, "pseudocount"),
@@ -451,7 +449,7 @@ class LabelingSession:
         return {**counts, "labeled": self.n_labeled, "outstanding": len(self._state["outstanding"])}
 
     # ------------------------------------------------------------------ posterior
-    def posterior(self, n_draws: int = DEFAULT_DRAWS, seed: Any = None, *, ci_prob: float = CI_PROB) -> SessionPosterior:
+    def posterior(self, n_draws: int = DEFAULT_N_DRAWS, seed: Any = None, *, ci_prob: float = CI_PROB) -> SessionPosterior:
         """The current posterior: classwise accuracy (and ECE or cost) draws, the answer and its probability.
 
         Parameters
@@ -570,7 +568,7 @@ class LabelingSession:
         return head + table.to_html(float_format=lambda v: f"{v:.3f}", max_rows=40)
 
     # ------------------------------------------------------------------ summaries and reports
-    def status(self, n_draws: int = DEFAULT_DRAWS, *, ci_prob: float = CI_PROB) -> dict[str, Any]:
+    def status(self, n_draws: int = DEFAULT_N_DRAWS, *, ci_prob: float = CI_PROB) -> dict[str, Any]:
         """Labels so far, the posterior summary per class, and the answer with its probability.
 
         Returns
@@ -585,7 +583,7 @@ class LabelingSession:
         """
         return self.posterior(n_draws, ci_prob=ci_prob).to_json()
 
-    def report(self, out_dir: str | os.PathLike, n_draws: int = DEFAULT_DRAWS, *,
+    def report(self, out_dir: str | os.PathLike, n_draws: int = DEFAULT_N_DRAWS, *,
                ci_prob: float = CI_PROB) -> dict[str, Path]:
         """Write the figures and ``status.json`` to ``out_dir``.
 

@@ -89,22 +89,20 @@ def as_float(value: Any, what: str) -> float:
         raise ConfigError(f"{what} must be a number, got {value!r}") from None
 
 
-def session_cost(cost_matrix: Any, cost: Any, classes: tuple[str, ...]) -> tuple[np.ndarray | None, str]:
+def session_cost(cost_matrix: Any, classes: tuple[str, ...]) -> tuple[np.ndarray | None, str]:
     """The session's cost matrix (None for 0-1) and how it is recorded, via the one resolver.
 
     Examples
     --------
-    >>> session_cost(None, None, ("a", "b"))
+    >>> session_cost(None, ("a", "b"))
     (None, 'zero-one')
-    >>> matrix, name = session_cost([[0, 1], [2, 0]], None, ("a", "b"))
+    >>> matrix, name = session_cost([[0, 1], [2, 0]], ("a", "b"))
     >>> matrix.tolist(), name
     ([[0.0, 1.0], [2.0, 0.0]], 'user')
     """
     from pbassess.stats.cost import cost_matrix_name, resolve_cost_matrix
 
-    if cost is not None and cost_matrix is not None:
-        raise ConfigError("pass the cost matrix once, as cost_matrix= (cost= is its old spelling)")
-    spec = cost_matrix if cost_matrix is not None else cost
+    spec = cost_matrix
     name = cost_matrix_name(spec)
     if name == "zero-one":
         return None, name
