@@ -62,13 +62,13 @@ def test_rope_decision_codes():
 # ---------------------------------------------------------------------------- groups
 def test_accuracy_groups_match_conjugate_posterior(rng):
     p, _ = _binary_pool(rng)
-    r = compare_groups(p, "sex", rope=0.03, seed=0, draws=40_000)
+    r = compare_groups(p, "sex", rope=0.03, seed=0, draws=10_000)  # per chain: 40k draws
     sex = p.group("sex")
     for i, g in enumerate(r.groups):
         m = (sex == g) & p.labeled
         n, k = m.sum(), p.correct[m].sum()
         assert r.counts["n"].to_numpy()[i] == n and r.counts["successes"].to_numpy()[i] == k
-        # Exact posterior mean (k + 1)/(n + 2); 40k draws of a Beta with sd ~0.015: SE < 1e-4.
+        # Exact posterior mean (k + 1)/(n + 2); 4 x 10k draws of a Beta with sd ~0.015: SE < 1e-4.
         assert r.group_summary()["mean"][i] == pytest.approx((k + 1) / (n + 2), abs=5e-4)
     d = r.draws("difference")[:, 0]
     assert np.allclose(d, r.draws("value")[:, 0] - r.draws("value")[:, 1])
@@ -91,8 +91,8 @@ def test_rates_count_the_right_items(rng, metric):
 
 def test_calibration_bias_and_ece(rng):
     p, _ = _binary_pool(rng)
-    acc = compare_groups(p, "sex", seed=4, draws=2000)
-    bias = compare_groups(p, "sex", metric="calibration-bias", seed=4, draws=2000)
+    acc = compare_groups(p, "sex", seed=4, draws=500)
+    bias = compare_groups(p, "sex", metric="calibration-bias", seed=4, draws=500)
     sex = p.group("sex")
     mean_conf = np.array([p.confidence[sex == g].mean() for g in acc.groups])
     # Same seed, same Beta draws: bias = mean confidence - accuracy, draw by draw.
@@ -120,8 +120,10 @@ def test_group_errors(rng):
         compare_groups(p, "sex", groups=["F", "X"])
     with pytest.raises(ConfigError, match="unknown metric"):
         compare_groups(p, "sex", metric="f1")
-    with pytest.raises(ConfigError, match="engine"):
-        compare_groups(p, "sex", engine="exact")
+    with pytest.raises(TypeError, match="engine"):  # no old keywords: inference= only
+        compare_groups(p, "sex", engine="mcmc")
+    with pytest.raises(TypeError, match="tune"):  # NUTS settings go in sample_kwargs
+        compare_groups(p, "sex", inference="nuts", tune=100)
     multi = Predictions.from_top1(["a", "b", "c"], [0.9, 0.8, 0.7], ["a", "b", "a"], groups={"g": ["x", "y", "y"]})
     with pytest.raises(DataError, match="binary classifier"):
         compare_groups(multi, "g", metric="tpr")
@@ -131,8 +133,9 @@ def test_group_errors(rng):
 
 def test_mcmc_engine_agrees_with_conjugate(rng):
     p, _ = _binary_pool(rng, n=600)
-    exact = compare_groups(p, "sex", seed=0, draws=20_000).group_summary()["mean"].to_numpy()
-    mcmc = compare_groups(p, "sex", engine="mcmc", seed=0, draws=500, tune=300, chains=2, cores=1, sampler="pymc")
+    exact = compare_groups(p, "sex", seed=0, draws=5000).group_summary()["mean"].to_numpy()
+    mcmc = compare_groups(p, "sex", inference="nuts", seed=0, draws=500,
+                          sample_kwargs={"tune": 300, "chains": 2, "cores": 1, "sampler": "pymc"})
     # Posterior sds ~0.02; MCMC SE with ESS >= 300 is < 0.0015: tolerance 0.006.
     assert mcmc.group_summary()["mean"].to_numpy() == pytest.approx(exact, abs=0.006)
     assert mcmc.posterior.sizes["chain"] == 2
@@ -157,7 +160,7 @@ def test_paired_model_counts_and_mean(rng):
     base = np.clip(y * 0.6 + 0.2 + rng.normal(0, 0.2, n), 0, 1)
     a = Predictions.from_binary_scores(base, y)
     b = Predictions.from_binary_scores(np.clip(base + rng.normal(0, 0.02, n), 0, 1), y)
-    r = compare_models({"A": a, "B": b}, rope=0.01, seed=0, draws=20_000)
+    r = compare_models({"A": a, "B": b}, rope=0.01, seed=0, draws=5000)  # per chain: 20k draws
     joint = r.counts["joint"].sel(pair="A - B").to_numpy()
     ca, cb = a.correct, b.correct
     assert joint.tolist() == [int((ca & cb).sum()), int((ca & ~cb).sum()), int((~ca & cb).sum()),
@@ -165,9 +168,11 @@ def test_paired_model_counts_and_mean(rng):
     # Posterior mean of pi_onlyA - pi_onlyB under Dirichlet(0.5 + counts): (c1 - c2)/(n + 2).
     d = r.draws("difference")[:, 0]
     assert d.mean() == pytest.approx((joint[1] - joint[2]) / (n + 2), abs=5e-4)
-    # Pairing: the correlated models' difference is far more precise than independent Betas imply.
+    # Pairing: the correlated models' difference is far more precise than independent Betas imply
+    # (and the rates come from the same joint posterior: their difference is the paired one, draw by draw).
     va, vb = r.draws("value").T
-    assert d.std() < 0.5 * np.std(va - vb)
+    assert d.std() < 0.5 * np.sqrt(va.var() + vb.var())
+    np.testing.assert_allclose(va - vb, d, atol=1e-12)
 
 
 def test_model_comparison_errors(rng):
@@ -180,6 +185,136 @@ def test_model_comparison_errors(rng):
         compare_models({"A": a, "C": c})
     with pytest.raises(DataError, match="at least two"):
         compare_models({"A": a})
+    with pytest.raises(TypeError, match="engine"):
+        compare_models({"A": a, "B": a}, engine="mcmc")
+    with pytest.raises(TypeError, match="chains"):
+        compare_models({"A": a, "B": a}, inference="nuts", chains=2)
+    with pytest.raises(ConfigError, match="at most 12 models"):
+        compare_models({f"m{i}": a for i in range(13)})
+
+
+def _models_on_same_items(rng, n, n_models=3, flip=(0.0, 0.08, 0.15)):
+    """Binary classifiers on the same n items whose errors are correlated (each flips a few of a base model's scores)."""
+    y = rng.integers(0, 2, n)
+    base = np.clip(y * 0.6 + 0.2 + rng.normal(0, 0.2, n), 0.01, 0.99)
+    out = {}
+    for m in range(n_models):
+        score = np.where(rng.random(n) < flip[m], 1 - base, base)
+        out["ABCDEFGH"[m]] = Predictions.from_binary_scores(score, y)
+    return out
+
+
+def test_paired_spec_is_the_exact_dirichlet_posterior(rng):
+    """Three models: every rate and pairwise difference has the closed-form Dirichlet(pc/8 + counts) mean and sd."""
+    models = _models_on_same_items(rng, 400)
+    r = compare_models(models, seed=1, draws=10_000)  # 40k exact draws
+    right = np.stack([p.correct for p in models.values()])
+    # the joint outcome counts, directly: index = sum_m wrong_m 2**(2 - m)
+    cell = (~right[0]) * 4 + (~right[1]) * 2 + (~right[2]) * 1
+    counts = np.bincount(cell, minlength=8)
+    np.testing.assert_array_equal(r.idata["constant_data"]["joint_counts"].to_numpy(), counts)
+    a = 2.0 / 8 + counts  # default pseudocount 2
+    total = a.sum()
+    mean_pi = a / total
+    var_pi = mean_pi * (1 - mean_pi) / (total + 1)
+    # model m's rate is the sum of pi over the outcomes where m is right: a Beta(pc/2 + k, pc/2 + n - k)
+    rights = np.array([[not (c >> (2 - m)) & 1 for m in range(3)] for c in range(8)], dtype=float)
+    rate_mean = mean_pi @ rights
+    np.testing.assert_allclose(rate_mean, (1 + right.sum(axis=1)) / (400 + 2), rtol=1e-12)
+    # 40k independent draws, posterior sd ~0.02: Monte Carlo SE of a mean ~1e-4; tolerance 6e-4
+    assert r.group_summary()["mean"].to_numpy() == pytest.approx(rate_mean, abs=6e-4)
+    d = r.draws("difference")
+    for col, (i, j) in enumerate([(0, 1), (0, 2), (1, 2)]):
+        only_i = (rights[:, i] == 1) & (rights[:, j] == 0)
+        only_j = (rights[:, i] == 0) & (rights[:, j] == 1)
+        ai, aj = a[only_i].sum(), a[only_j].sum()
+        exact_mean = (ai - aj) / total
+        # Var(X - Y) of two Dirichlet components (each a sum of cells): Var X + Var Y + 2 ai aj / (A^2 (A + 1))
+        var = (ai * (total - ai) + aj * (total - aj) + 2 * ai * aj) / (total**2 * (total + 1))
+        assert d[:, col].mean() == pytest.approx(exact_mean, abs=6e-4)
+        assert d[:, col].std() == pytest.approx(np.sqrt(var), rel=0.02)
+        # each pair's outcomes are Dirichlet(pc/4 + pair counts): the pairwise counts agree
+        joint = r.counts["joint"].isel(pair=col).to_numpy()
+        assert joint[1] == right[i][~right[j]].sum() and joint[2] == right[j][~right[i]].sum()
+        assert (ai, aj) == pytest.approx((2.0 / 4 + joint[1], 2.0 / 4 + joint[2]))
+    # the pairing: far tighter than independent Betas of the two rates would say
+    va, vb = r.draws("value")[:, 0], r.draws("value")[:, 1]
+    indep_sd = np.sqrt(va.var() + vb.var())
+    assert d[:, 0].std() < 0.7 * indep_sd
+    # the joint outcome probabilities themselves (posterior sd < 0.03: Monte Carlo SE < 1.5e-4)
+    assert np.sqrt(var_pi).max() < 0.03
+    np.testing.assert_allclose(r.idata["posterior"]["outcome_prob"].mean(("chain", "draw")).to_numpy(), mean_pi,
+                               atol=1e-3)
+
+
+def test_paired_exact_loo_is_brute_force_leave_one_out(rng):
+    """Refit compare_models without each item (mask=): the held-out joint outcome's posterior predictive."""
+    models = _models_on_same_items(rng, 24, flip=(0.0, 0.2, 0.3))
+    full = compare_models(models, seed=0, draws=50)
+    loo = full.loo()
+    assert loo.n_data_points == 24 and float(loo.pareto_k.max()) == 0.0
+    outcome = full.idata["observed_data"]["outcome"].to_numpy()
+    brute = []
+    for i in range(24):
+        keep = np.arange(24) != i
+        refit = compare_models(models, mask=keep, seed=0, draws=2000)
+        const = refit.idata["constant_data"]
+        a = const["prior_alpha"].to_numpy() + const["joint_counts"].to_numpy()
+        assert a.sum() == pytest.approx(2.0 + 23)
+        brute.append(np.log(a[outcome[i]] / a.sum()))  # E[pi_k] under the refit's Dirichlet posterior
+        # and the refit's own draws say the same, up to Monte Carlo error (8000 draws; sd of pi_k < 0.1)
+        mc = refit.idata["posterior"]["outcome_prob"].isel(joint=outcome[i]).mean().item()
+        assert mc == pytest.approx(np.exp(brute[-1]), abs=0.01)
+    np.testing.assert_allclose(loo.elpd_i.to_numpy(), brute, rtol=1e-12)
+    assert loo.elpd == pytest.approx(sum(brute))
+
+
+def test_paired_nuts_agrees_with_conjugate(rng):
+    """Real NUTS (nutpie) on the Poisson-Gamma model, an empty joint outcome included (boosted variables)."""
+    y = np.tile([1, 0], 30)
+    a_score = np.where(rng.random(60) < 0.85, np.where(y == 1, 0.8, 0.2), np.where(y == 1, 0.3, 0.7))
+    b_score = np.where((a_score > 0.5) == (y == 1), a_score, np.where(rng.random(60) < 0.5, 1 - a_score, a_score))
+    models = {"A": Predictions.from_binary_scores(a_score, y), "B": Predictions.from_binary_scores(b_score, y)}
+    exact = compare_models(models, seed=0, draws=10_000)
+    joint = exact.counts["joint"].to_numpy()[0]
+    assert joint[1] == 0  # B is never wrong where A is right: "only A right" is empty, so it is boosted
+    nuts = compare_models(models, inference="nuts", seed=0, draws=400, sample_kwargs={"tune": 400})
+    assert nuts.inference == "nuts" and nuts.diagnostics["ok"], nuts.diagnostics
+    assert {"boost_gamma", "boost_exponential", "gamma"} <= set(nuts.idata["posterior"].data_vars)
+    ess = nuts.diagnostics["min_ess_bulk"]
+    for var in ("value", "difference"):
+        c = exact.posterior[var].mean(("chain", "draw")).to_numpy()
+        n = nuts.posterior[var].mean(("chain", "draw")).to_numpy()
+        sd = exact.posterior[var].std(("chain", "draw")).to_numpy()
+        assert np.all(np.abs(c - n) <= 4 * sd / np.sqrt(ess)), (var, c, n, sd, ess)
+    # the same closed-form LOO for both inferences (it is the model's, not the draws')
+    assert nuts.loo().elpd == pytest.approx(exact.loo().elpd, rel=1e-12)
+
+
+def test_paired_result_roundtrip_and_metrics(rng, tmp_path):
+    models = _models_on_same_items(rng, 300)
+    r = compare_models(models, rope=0.02, seed=0, draws=300)
+    back = AssessmentResult.load(r.save(tmp_path / "models.nc"))
+    assert isinstance(back, ComparisonResult) and back.to_json() == r.to_json()
+    assert back.loo().elpd == pytest.approx(r.loo().elpd, rel=1e-12)
+    assert [(x["a"], x["b"]) for x in r.to_json()["pairs"]] == [("A", "B"), ("A", "C"), ("B", "C")]
+    assert sorted(v.name for v in back.model.free_RVs) == sorted(v.name for v in r.model.free_RVs)
+    # calibration bias: mean confidence minus the paired accuracy, draw by draw (same seed, same draws)
+    bias = compare_models(models, metric="calibration-bias", seed=0, draws=300)
+    conf = np.array([p.confidence.mean() for p in models.values()])
+    np.testing.assert_allclose(bias.draws("value"), conf - r.draws("value"), atol=1e-12)
+    # TPR: the trials are the labeled positives
+    tpr = compare_models(models, metric="tpr", seed=0, draws=300)
+    pos = models["A"].labels == 1
+    assert tpr.counts["n"].to_numpy().tolist() == [int(pos.sum())] * 3
+    assert tpr.idata["log_likelihood"].sizes["item"] == int(pos.sum())
+    # ECE: independent bin posteriors per model, one observation per (model, labeled item)
+    ece = compare_models(models, metric="ece", bins=5, seed=0, draws=300)
+    v = ece.draws("value")
+    assert (v >= 0).all() and (v <= 1).all()
+    assert ece.idata["log_likelihood"].sizes["item"] == 3 * 300 and ece.loo().n_data_points == 900
+    back = AssessmentResult.load(ece.save(tmp_path / "ece.nc"))
+    assert back.to_json() == ece.to_json()
 
 
 # ---------------------------------------------------------------------------- labeling simulation

@@ -14,21 +14,25 @@ For two groups the difference ``a - b`` is summarised by its posterior mean and 
 ``P(a - b > 0)`` and by the ROPE probabilities ``[P(d < -r), P(-r <= d <= r), P(d > r)]`` for a
 user-given region of practical equivalence ``r``; for many groups every pair is compared.
 
-Groups are disjoint sets of items, so their posteriors are independent. Two *models* scored
-on the same items are not: their errors are correlated, and comparing independent Beta
-posteriors would overstate the uncertainty of the difference. :func:`compare_models` therefore
-uses a **paired model**: per labeled item the joint outcome (both right, only A right, only B
-right, both wrong) is one draw of a categorical distribution with probabilities
-``pi ~ Dirichlet(pc/4, pc/4, pc/4, pc/4)`` (pc = pseudocount, so each model's marginal prior is
-the project's uniform Beta(pc/2, pc/2)); the posterior is Dirichlet(pc/4 + counts) and
-``acc_A - acc_B = pi_onlyA - pi_onlyB``. TPR and FPR are paired the same way on the labeled
-positives / negatives with "predicts positive" as the outcome. ECE differences between models
-use independent per-model bin posteriors (the bins differ between models).
+Groups are disjoint sets of items, so their posteriors are independent
+(:class:`~pbassess.pymc_models.accuracy.GroupComparisonSpec`). Two *models* scored on the same
+items are not: their errors are correlated, and comparing independent Beta posteriors would
+overstate the uncertainty of the difference. :func:`compare_models` therefore uses a **paired
+model** (:class:`~pbassess.pymc_models.comparison.PairedComparisonSpec`): per labeled item the
+joint outcome of the M models (for two: both right, only A right, only B right, both wrong) is
+one draw of a categorical distribution with probabilities ``pi ~ Dirichlet(pc / 2**M, ...)``
+(pc = pseudocount, so each model's marginal prior is the project's uniform Beta(pc/2, pc/2) and
+each pair's four outcomes are Dirichlet(pc/4 x 4)); the posterior is Dirichlet(pc / 2**M +
+counts) and ``acc_A - acc_B = pi(only A right) - pi(only B right)``. TPR and FPR are paired the
+same way on the labeled positives / negatives with "predicts positive" as the outcome. ECE
+differences between models use independent per-model bin posteriors (the bins differ between
+models).
 
-The default inference is the exact conjugate one (Beta and Dirichlet draws, no MCMC);
-``inference="nuts"`` samples the same models with NUTS (``draws`` is then the number of draws
-per chain). Every result is a DataTree with the pointwise log-likelihood of each group's
-successes, and NUTS results carry diagnostics.
+Both functions go through :func:`pbassess.inference.fit`: the default inference is the exact
+conjugate one (Beta and Dirichlet draws, no MCMC), ``inference="nuts"`` samples the same model
+with NUTS; ``draws`` is posterior draws per chain in both (4 chains). Every result is the fit
+layer's DataTree (per-item log-likelihood, prior, log prior, observed and constant data;
+diagnostics for NUTS) and ``result.loo()`` is the exact leave-one-item-out ELPD.
 
 ROPE statistics live in :mod:`pbassess.assess.rope`; :func:`simulate_rope_labeling`
 (:mod:`pbassess.assess.rope_labeling`) measures how many labels a two-group comparison needs before
@@ -38,22 +42,14 @@ actively (label the group whose next label is expected to move the ROPE probabil
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import xarray as xr
 
-from pbassess.assess._common import as_pool, check_ci_prob, check_draws, check_sample_kwargs
-from pbassess.assess._compare_fit import (
-    beta_fit,
-    beta_prior_params,
-    dirichlet_fit,
-    group_cells,
-    group_names,
-    merge_diagnostics,
-    pair_list,
-)
+from pbassess.assess._common import as_pool, check_options
 from pbassess.assess.rope import (
     DECISIONS,
     check_rope,
@@ -66,13 +62,14 @@ from pbassess.assess.rope_labeling import (
     active_rope_scores,
     simulate_rope_labeling,
 )
-from pbassess.constants import CI_PROB, DEFAULT_BINS, DEFAULT_DRAWS, DEFAULT_PSEUDOCOUNT
+from pbassess.constants import CI_PROB, DEFAULT_BINS, DEFAULT_PSEUDOCOUNT
 from pbassess.errors import ConfigError, DataError
-from pbassess.inference import fit, resolve_inference
+from pbassess.inference import fit
 from pbassess.pymc_models.accuracy import BetaBernoulliSpec, GroupComparisonSpec
+from pbassess.pymc_models.comparison import MAX_MODELS, PairedComparisonSpec, joint_outcome_index
 from pbassess.pymc_models.priors import is_pymc_prior
 from pbassess.results.compare import ComparisonResult
-from pbassess.stats import as_generator, bin_edges, ece_from_draws
+from pbassess.stats import as_generator, bin_edges
 
 __all__ = [
     "DECISIONS", "METRICS", "ComparisonResult", "RopeLabelingSimulation", "active_rope_scores", "compare_groups",
@@ -81,9 +78,8 @@ __all__ = [
 
 METRICS = ("accuracy", "tpr", "fpr", "calibration-bias", "ece")
 _ALIASES = {"bias": "calibration-bias", "calibration_bias": "calibration-bias", "acc": "accuracy"}
+#: The joint outcomes of a pair of models, in the order of ``counts["joint"]``.
 OUTCOMES = ("both", "only_a", "only_b", "neither")
-_SAMPLER_KEYS = {"tune": "tune", "chains": "chains", "cores": "cores", "target_accept": "target_accept",
-                 "sampler": "nuts_sampler", "nuts_sampler": "nuts_sampler", "random_seed": "random_seed"}
 
 
 def _metric_name(metric: str) -> str:
@@ -93,74 +89,75 @@ def _metric_name(metric: str) -> str:
     return m
 
 
-def _settings(inference: Any, engine: Any, draws: Any, ci_prob: Any, sample_kwargs: Any,
-              sampler: dict[str, Any]) -> tuple[str, int, float, dict[str, Any]]:
-    """(inference, draws, ci_prob, sample_kwargs): ``draws`` is per chain for NUTS (the defect of issue 7)."""
-    inference = resolve_inference(inference, engine)
-    unknown = sorted(set(sampler) - set(_SAMPLER_KEYS))
-    if unknown:
-        raise ConfigError(f"unknown option {unknown[0]!r} (NUTS options go in sample_kwargs)")
-    kwargs = {_SAMPLER_KEYS[k]: v for k, v in sampler.items() if v is not None}
-    kwargs.update(check_sample_kwargs(sample_kwargs))
-    if inference == "nuts" and draws is not None:
-        kwargs.setdefault("draws", check_draws(draws))
-    n_draws = check_draws(DEFAULT_DRAWS if draws is None else draws)
-    return inference, n_draws, check_ci_prob(ci_prob), kwargs
+# ---------------------------------------------------------------------------- counts
+def pair_list(names: Sequence[str]) -> list[tuple[int, int]]:
+    """Every pair (i, j), i < j."""
+    return list(itertools.combinations(range(len(names)), 2))
 
 
-def _ece_fit(cells: dict[str, np.ndarray], edges: np.ndarray, prior: str, pseudocount: float, names: Sequence[str],
-             **fit: Any):
-    """ECE draws (chain, draw, group) and per-group log-likelihood from (group, bin) counts."""
-    centre = (edges[:-1] + edges[1:]) / 2
-    pool, ssum = cells["n_pool"], cells["score_sum_pool"]
+def beta_prior_params(prior: str, pseudocount: float, mean: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Beta(pc/2, pc/2) (uniform) or Beta(pc s, pc (1 - s)) (informed, s clipped to [0.001, 0.999])."""
+    pc = float(pseudocount)
+    if not np.isfinite(pc) or pc <= 0:
+        raise ConfigError(f"the pseudocount must be positive, got {pseudocount}")
+    if prior == "uniform":
+        return np.full(mean.shape, pc / 2), np.full(mean.shape, pc / 2)
+    if prior == "informed":
+        s = np.clip(mean, 1e-3, 1 - 1e-3)
+        return pc * s, pc * (1 - s)
+    raise ConfigError(f"unknown prior {prior!r} (choose 'uniform' or 'informed')")
+
+
+def _select(cells: xr.Dataset, dim: str, names: Sequence[str]) -> xr.Dataset:
+    index = {str(v): i for i, v in enumerate(cells[dim].to_numpy().tolist())}
+    missing = [g for g in names if g not in index]
+    if missing:
+        raise DataError(f"group column {dim!r} has no value {missing[0]!r} (values: {', '.join(list(index)[:8])})")
+    return cells.isel({dim: [index[g] for g in names]})
+
+
+def group_names(preds: Any, by: str) -> list[str]:
+    """The distinct values of group column ``by`` (sorted, as text)."""
+    from pbassess.counting import count_cells
+
+    if by not in preds.groups:
+        preds.group(by)  # the data layer's one-line error for an unknown column
+    return [str(v) for v in count_cells(preds, (by,))[by].to_numpy().tolist()]
+
+
+def group_cells(preds: Any, by: str, names: Sequence[str], metric: str) -> dict[str, np.ndarray]:
+    """Trials ``n``, successes ``k``, prior mean, pool size and mean confidence per group (count_cells only)."""
+    from pbassess.counting import count_cells
+
+    pool = _select(count_cells(preds, (by,)), by, names)
+    n_items = pool["n_pool"].to_numpy()
     with np.errstate(invalid="ignore", divide="ignore"):
-        score = np.where(pool > 0, ssum / np.maximum(pool, 1), centre)
-    weights = pool / np.maximum(pool.sum(axis=1, keepdims=True), 1)
-    alpha, beta = beta_prior_params(prior, pseudocount, score.ravel())
-    labels = [f"{g} bin {b}" for g in names for b in range(edges.size - 1)]
-    res = beta_fit(alpha, beta, cells["n"].ravel(), cells["k"].ravel(), names=labels, **fit)
-    theta = res["theta"].reshape(res["theta"].shape[:2] + cells["n"].shape)
-    res["theta"] = ece_from_draws(theta, weights, score)
-    res["loglik"] = res["loglik"].reshape(theta.shape).sum(axis=-1)
-    return res, cells["n"].sum(axis=1), cells["k"].sum(axis=1)
-
-
-def _build_result(values: np.ndarray, diffs: np.ndarray, names: list[str], pairs: list[tuple[int, int]],
-                  counts: dict[str, Any], *, loglik: np.ndarray, fit_idata: Any, diagnostics: Any, metric: str,
-                  rope: float, prior: dict[str, Any], data_summary: dict[str, Any], inference: str, ci_prob: float,
-                  options: dict[str, Any], extra_counts: dict[str, Any] | None = None,
-                  model: Any = None) -> ComparisonResult:
-    from pbassess.inference import conjugate_datatree
-    from pbassess.inference.trees import keep_observed_cells
-
-    pair_labels = [f"{names[i]} - {names[j]}" for i, j in pairs]
-    sample = {"chain": np.arange(values.shape[0]), "draw": np.arange(values.shape[1])}
-    posterior = xr.Dataset(
-        {"value": (("chain", "draw", "group"), values), "difference": (("chain", "draw", "pair"), diffs)},
-        coords={"group": names, "pair": pair_labels, "pair_a": ("pair", [names[i] for i, _ in pairs]),
-                "pair_b": ("pair", [names[j] for _, j in pairs]), **sample},
-    )
-    count_ds = xr.Dataset({k: ("group", np.asarray(v)) for k, v in counts.items()}, coords={"group": names})
-    for key, (dims, arr, coords) in (extra_counts or {}).items():
-        count_ds[key] = xr.DataArray(arr, dims=dims, coords=coords)
-    tree = conjugate_datatree(
-        posterior, observed_data=xr.Dataset({"successes": ("group", np.asarray(counts["successes"]))},
-                                            coords={"group": names}),
-        log_likelihood=xr.Dataset({"successes": (("chain", "draw", "group"), loglik)}, coords={"group": names, **sample}),
-        attrs={"inference": inference},
-    )
-    tree["constant_data"] = xr.Dataset({"n": ("group", np.asarray(counts["n"]))}, coords={"group": names})
-    tree = keep_observed_cells(tree, "group", counts["n"])
-    if fit_idata is not None and "sample_stats" in fit_idata.children:
-        tree["sample_stats"] = fit_idata["sample_stats"].to_dataset()
-    return ComparisonResult(posterior, count_ds, prior=prior, data_summary=data_summary, inference=inference,
-                            ci_prob=ci_prob, idata=tree, diagnostics=diagnostics,
-                            options={"metric": metric, "rope": rope, **options}, model=model)
+        mean_conf = np.where(n_items > 0, pool["score_sum_pool"].to_numpy() / np.maximum(n_items, 1), 0.5)
+    out = {"n_items": n_items, "mean_conf": mean_conf}
+    if metric in ("accuracy", "calibration-bias"):
+        return {**out, "n": pool["n"].to_numpy(), "k": pool["correct"].to_numpy(), "prior_mean": mean_conf}
+    if preds.n_classes != 2:
+        raise DataError(f"TPR/FPR need a binary classifier, but {preds.name!r} has {preds.n_classes} classes")
+    truth = _select(count_cells(preds, (by, "true")), by, names)
+    by_pred = _select(count_cells(preds, (by, "predicted")), by, names)
+    ssp, npl = by_pred["score_sum_pool"].to_numpy(), by_pred["n_pool"].to_numpy()
+    # s = P(positive) per item: the confidence when predicted positive, 1 - confidence otherwise.
+    pos_score, neg_score = ssp[:, 1], npl[:, 0] - ssp[:, 0]
+    if metric == "tpr":
+        n, k = truth["n"].to_numpy()[:, 1], truth["correct"].to_numpy()[:, 1]
+        num, den = pos_score, pos_score + neg_score
+    else:
+        n = truth["n"].to_numpy()[:, 0]
+        k = n - truth["correct"].to_numpy()[:, 0]
+        num, den = npl[:, 1] - ssp[:, 1], (npl[:, 1] - ssp[:, 1]) + ssp[:, 0]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        prior_mean = np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.5)
+    return {**out, "n": n, "k": k, "prior_mean": prior_mean}
 
 
 # ---------------------------------------------------------------------------- groups
 def compare_groups(
-    predictions: Any,
+    preds: Any,
     by: str,
     *,
     metric: str = "accuracy",
@@ -174,16 +171,14 @@ def compare_groups(
     inference: str | None = None,
     sample_kwargs: Mapping[str, Any] | None = None,
     draws: int | None = None,
-    engine: str | None = None,
-    **sampler: Any,
 ) -> ComparisonResult:
     """Posterior of a metric per group and of the difference between every pair of groups.
 
     Parameters
     ----------
-    predictions : Predictions, pandas.DataFrame or arrays
-        The pool (anything :func:`pbassess.data.as_predictions` accepts); labeled items inform the metric, all items the pool weights (ECE) and mean
-        confidence (calibration bias).
+    preds : Predictions, pandas.DataFrame or arrays
+        The pool (anything :func:`pbassess.data.as_predictions` accepts); labeled items inform the
+        metric, all items the pool weights (ECE) and mean confidence (calibration bias).
     by : str
         The group column (e.g. ``"sex"``).
     metric : {"accuracy", "tpr", "fpr", "calibration-bias", "ece"}
@@ -199,17 +194,16 @@ def compare_groups(
         Prior strength pc.
     bins : int
         Equal-width confidence bins for ``ece``.
-    draws : int, optional
-        Posterior draws: of the conjugate inference (default 4000), or per chain for NUTS.
+    ci_prob : float
+        Credible mass of the HDIs.
+    seed : int or Generator, optional
+        Every random draw derives from it.
     inference : {"conjugate", "nuts"}
-        Exact Beta draws (default) or NUTS on the same model (``engine=``/``"mcmc"``: aliases).
+        Exact Beta draws (default) or NUTS on the same model (:func:`pbassess.inference.fit`).
     sample_kwargs : dict, optional
         ``pm.sample`` options for NUTS (see :func:`pbassess.inference.merge_sample_kwargs`).
-    ci_prob : float
-    seed : int or Generator, optional
-    **sampler
-        Old spelling of NUTS settings (``tune``, ``chains``, ``target_accept``, ``sampler``),
-        merged into ``sample_kwargs``.
+    draws : int, optional
+        Posterior draws per chain (4 chains), in both inferences (default 1000).
 
     Returns
     -------
@@ -227,38 +221,38 @@ def compare_groups(
     """
     metric = _metric_name(metric)
     rope = check_rope(rope)
-    inference, n_draws, ci_prob, kwargs = _settings(inference, engine, draws, ci_prob, sample_kwargs, sampler)
-    predictions = as_pool(predictions)
+    inference, n_draws, ci_prob, kwargs = check_options(inference, draws, ci_prob, sample_kwargs)
+    preds = as_pool(preds)
     rng = as_generator(seed)
-    present = group_names(predictions, by)
+    present = group_names(preds, by)
     names = [str(g) for g in groups] if groups is not None else present
     missing = [g for g in names if g not in present]
     if missing:
         raise DataError(f"group column {by!r} has no value {missing[0]!r} (values: {', '.join(present[:8])})")
     if len(names) < 2:
         raise DataError(f"group column {by!r} needs at least two groups to compare, got {len(names)}")
-    if predictions.n_labeled == 0:
+    if preds.n_labeled == 0:
         raise DataError("the comparison needs labels, but no item is labeled")
-    cells = group_cells(predictions, by, names, "accuracy" if metric == "ece" else metric)
+    cells = group_cells(preds, by, names, "accuracy" if metric == "ece" else metric)
     user_prior = prior if is_pymc_prior(prior) else None
     if user_prior is not None and (inference != "nuts" or metric == "ece"):
         raise ConfigError("a PyMC prior (callable or dict) needs inference='nuts' and a rate metric (not ece)")
     pairs = pair_list(names)
     if metric == "ece":
-        spec, n, k = _group_ece_spec(predictions, by, names, bins, prior, pseudocount, pairs)
+        spec, n, k = _group_ece_spec(preds, by, names, bins, prior, pseudocount, pairs)
     else:
         n, k = cells["n"], cells["k"]
         alpha, beta = beta_prior_params("uniform" if user_prior else prior, pseudocount, cells["prior_mean"])
         rates = BetaBernoulliSpec(n, k, alpha, beta, dim="cell", coords=names, user_prior=user_prior,
-                                  observations=_group_observations(predictions, by, names, metric))
+                                  observations=_group_observations(preds, by, names, metric))
         spec = GroupComparisonSpec(rates, names, pairs,
                                    offset=cells["mean_conf"] if metric == "calibration-bias" else None)
     fitted = fit(spec, inference=inference, draws=n_draws, seed=rng, sample_kwargs=kwargs)
     return _result_from_fit(
         fitted, spec, {"n": n, "successes": k, "n_items": cells["n_items"]}, metric=metric, rope=rope,
         prior={"kind": "pymc" if user_prior else prior, "pseudocount": pseudocount},
-        data_summary={**predictions.describe(), "by": by}, ci_prob=ci_prob,
-        options={"by": by, "mode": "groups", "bins": bins, "draws": n_draws if inference == "conjugate" else None},
+        data_summary={**preds.describe(), "by": by}, ci_prob=ci_prob,
+        options={"by": by, "mode": "groups", "bins": bins, "draws": n_draws},
     )
 
 
@@ -304,7 +298,7 @@ def _group_ece_spec(preds: Any, by: str, names: Sequence[str], bins: int, prior:
 
 def _result_from_fit(fitted: Any, spec: Any, counts: dict[str, Any], *, metric: str, rope: float,
                      prior: dict[str, Any], data_summary: dict[str, Any], ci_prob: float,
-                     options: dict[str, Any]) -> ComparisonResult:
+                     options: dict[str, Any], extra: Mapping[str, xr.DataArray] | None = None) -> ComparisonResult:
     """A ComparisonResult over the fit layer's DataTree (its ``value`` and ``difference``, pair labels added)."""
     names, pairs = spec.groups, spec.pairs
     posterior = fitted.idata["posterior"].to_dataset()[["value", "difference"]]
@@ -313,6 +307,8 @@ def _result_from_fit(fitted: Any, spec: Any, counts: dict[str, Any], *, metric: 
     # would stop az.summary from stacking its variables)
     count_ds["pair_a"] = xr.DataArray([names[i] for i, _ in pairs], dims="pair", coords={"pair": spec.pair_labels})
     count_ds["pair_b"] = xr.DataArray([names[j] for _, j in pairs], dims="pair", coords={"pair": spec.pair_labels})
+    for key, value in (extra or {}).items():
+        count_ds[key] = value
     return ComparisonResult(posterior, count_ds, prior=prior, data_summary=data_summary, inference=fitted.inference,
                             ci_prob=ci_prob, idata=fitted.idata, diagnostics=fitted.diagnostics,
                             options={"metric": metric, "rope": rope, **options}, model=fitted.sampled_model)
@@ -322,16 +318,19 @@ def _result_from_fit(fitted: Any, spec: Any, counts: dict[str, Any], *, metric: 
 def _paired_indicators(pred: Any, metric: str) -> tuple[np.ndarray, np.ndarray]:
     """(relevant labeled items mask, per-item success indicator) of one model."""
     if metric in ("accuracy", "calibration-bias", "ece"):
-        return pred.labeled, pred.correct
+        return np.asarray(pred.labeled, dtype=bool), np.asarray(pred.correct, dtype=bool)
     truth = 1 if metric == "tpr" else 0
     if pred.n_classes != 2:
         raise DataError(f"TPR/FPR need a binary classifier, but {pred.name!r} has {pred.n_classes} classes")
-    return pred.labeled & (pred.labels == truth), pred.predicted == 1
+    return np.asarray(pred.labeled & (pred.labels == truth), dtype=bool), np.asarray(pred.predicted == 1, dtype=bool)
 
 
 def _check_same_items(names: list[str], preds: list[Any]) -> None:
     if len(preds) < 2:
         raise DataError(f"comparing models needs at least two, got {len(preds)}")
+    if len(preds) > MAX_MODELS:
+        raise ConfigError(f"the paired model compares at most {MAX_MODELS} models at once ({2**MAX_MODELS:,} joint "
+                          f"outcomes), got {len(preds)}: compare fewer models at a time")
     if len(set(names)) != len(names):
         raise DataError("model names must be unique")
     ref = preds[0]
@@ -342,33 +341,68 @@ def _check_same_items(names: list[str], preds: list[Any]) -> None:
             raise DataError(f"model {name!r} has different labels from {names[0]!r} on the same items")
 
 
-def _model_ece(preds: list[Any], sel: np.ndarray, bins: int, pc: float, names: list[str], **fit: Any):
-    from pbassess.counting import count_cells
+def _item_ids(pred: Any) -> np.ndarray:
+    try:
+        return np.asarray(pred.item_ids)
+    except KeyError:
+        return np.arange(pred.n_items)
+
+
+def _paired_spec(preds: list[Any], sel: np.ndarray, metric: str, pc: float, names: list[str],
+                 pairs: list[tuple[int, int]]):
+    """The paired Dirichlet-categorical spec over the joint outcomes, and its counts."""
+    from pbassess.inference import Observations
+
+    relevant, success = zip(*(_paired_indicators(p, metric) for p in preds), strict=True)
+    rel = relevant[0] & sel
+    s = np.stack([x[rel] for x in success])  # (model, item)
+    outcome = joint_outcome_index(s)
+    counts = np.bincount(outcome, minlength=2 ** len(names))
+    offset = None
+    if metric == "calibration-bias":
+        offset = np.array([np.asarray(p.confidence, dtype=float)[sel].mean() for p in preds])
+    observations = Observations.of(np.zeros(outcome.size, dtype=np.int64), outcome, _item_ids(preds[0])[rel])
+    spec = PairedComparisonSpec(counts, pc / counts.size, names, pairs, offset=offset, observations=observations)
+    n = np.full(len(names), int(rel.sum()))
+    k = s.sum(axis=1)
+    joint = np.array([[int((s[i] & s[j]).sum()), int((s[i] & ~s[j]).sum()), int((~s[i] & s[j]).sum()),
+                       int((~s[i] & ~s[j]).sum())] for i, j in pairs], dtype=np.int64).reshape(len(pairs), 4)
+    return spec, n, k, joint
+
+
+def _model_ece_spec(preds: list[Any], sel: np.ndarray, bins: int, pc: float, names: list[str],
+                    pairs: list[tuple[int, int]]):
+    """The ECE comparison of models: independent Beta cells per model x bin (each model's bins hold other items)."""
+    from pbassess.counting import assign_bins, count_cells
+    from pbassess.inference import Observations
 
     edges = bin_edges(bins=bins)
     tables = [count_cells(p if sel.all() else p.subset(sel), ("bin",), bin_edges=edges) for p in preds]
-    cells = {key: np.stack([t[var].to_numpy() for t in tables]) for key, var in
-             (("n", "n"), ("k", "correct"), ("n_pool", "n_pool"), ("score_sum_pool", "score_sum_pool"))}
-    return _ece_fit(cells, edges, "uniform", pc, names, **fit)
-
-
-def _paired_fit(preds: list[Any], sel: np.ndarray, metric: str, pc: float, names: list[str], **fit: Any):
-    """Marginal Beta fits per model and the paired Dirichlet fit per pair (joint outcomes per item)."""
-    pairs = pair_list(names)
-    relevant, success = zip(*(_paired_indicators(p, metric) for p in preds), strict=True)
-    rel = relevant[0] & sel
-    n = np.full(len(names), int(rel.sum()))
-    k = np.array([int(s[rel].sum()) for s in success])
-    joint = np.array([[int((success[i][rel] & success[j][rel]).sum()), int((success[i][rel] & ~success[j][rel]).sum()),
-                       int((~success[i][rel] & success[j][rel]).sum()), int((~success[i][rel] & ~success[j][rel]).sum())]
-                      for i, j in pairs])
-    pi = dirichlet_fit(np.full((len(pairs), 4), pc / 4), joint, **{k_: v for k_, v in fit.items()})
-    marg = beta_fit(np.full(len(names), pc / 2), np.full(len(names), pc / 2), n, k, names=names, **fit)
-    return marg, pi, n, k, joint
+    n, k, pool, ssum = (np.stack([t[var].to_numpy() for t in tables])
+                        for var in ("n", "correct", "n_pool", "score_sum_pool"))
+    centre = (edges[:-1] + edges[1:]) / 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        score = np.where(pool > 0, ssum / np.maximum(pool, 1), centre)
+    weights = pool / np.maximum(pool.sum(axis=1, keepdims=True), 1)
+    n_bins = edges.size - 1
+    # one observation per (model, labeled item): the item's bin under that model and whether it was right
+    cell, outcome, item = [], [], []
+    ids = _item_ids(preds[0])
+    for m, p in enumerate(preds):
+        keep = np.asarray(p.labeled, dtype=bool) & sel
+        cell.append(m * n_bins + assign_bins(np.asarray(p.confidence, dtype=float)[keep], edges))
+        outcome.append(np.asarray(p.correct, dtype=bool)[keep])
+        item.append(np.array([f"{names[m]}/{v}" for v in ids[keep]], dtype=object))
+    observations = Observations.of(np.concatenate(cell), np.concatenate(outcome), np.concatenate(item))
+    labels = [f"{g} bin {b}" for g in names for b in range(n_bins)]
+    cells = BetaBernoulliSpec(n.ravel(), k.ravel(), pc / 2, pc / 2, dim="cell", coords=labels,
+                              observations=observations)
+    spec = GroupComparisonSpec(cells, names, pairs, ece={"weight": weights, "score": score})
+    return spec, n.sum(axis=1), k.sum(axis=1)
 
 
 def compare_models(
-    models: Mapping[str, Any] | Sequence[Any],
+    preds: Mapping[str, Any] | Sequence[Any],
     *,
     metric: str = "accuracy",
     rope: float = 0.0,
@@ -380,30 +414,46 @@ def compare_models(
     inference: str | None = None,
     sample_kwargs: Mapping[str, Any] | None = None,
     draws: int | None = None,
-    engine: str | None = None,
-    **sampler: Any,
 ) -> ComparisonResult:
-    """Compare models scored on the same items, with the paired Dirichlet-multinomial model.
+    """Compare models scored on the same items, with the paired Dirichlet-categorical model.
+
+    Each labeled item's joint outcome (which of the M models got it right) is one categorical
+    draw from ``pi ~ Dirichlet(pc / 2**M, ...)``
+    (:class:`~pbassess.pymc_models.comparison.PairedComparisonSpec`); each model's rate and every
+    pairwise difference are derived from ``pi``, so correlated errors are accounted for.
 
     Parameters
     ----------
-    models : mapping of name to Predictions, or sequence of Predictions
-        Two or more prediction sets with the same item ids and labels (e.g. two ``score_*``
-        columns of one file).
+    preds : mapping of name to Predictions, or sequence of Predictions
+        Two to twelve prediction sets with the same item ids and labels (e.g. two ``score_*``
+        columns of one file; anything :func:`pbassess.data.as_predictions` accepts).
     metric : {"accuracy", "tpr", "fpr", "calibration-bias", "ece"}
+        ``ece`` compares independent per-model bin posteriors (not paired).
     rope : float
         ROPE half-width of the differences.
     mask : array of bool, optional
         Restrict to these items (e.g. one group).
     pseudocount : float
-        Dirichlet(pc/4 x 4) prior on the joint outcome (uniform Beta(pc/2, pc/2) marginals).
-    bins, draws, inference, sample_kwargs, ci_prob, seed, **sampler
-        As for :func:`compare_groups`.
+        Dirichlet(pc / 2**M) prior on the joint outcome: uniform Beta(pc/2, pc/2) marginals and
+        Dirichlet(pc/4 x 4) on each pair's outcomes.
+    bins : int
+        Equal-width confidence bins for ``ece``.
+    ci_prob : float
+        Credible mass of the HDIs.
+    seed : int or Generator, optional
+        Every random draw derives from it.
+    inference : {"conjugate", "nuts"}
+        Exact Dirichlet draws (default) or NUTS on the same model (:func:`pbassess.inference.fit`).
+    sample_kwargs : dict, optional
+        ``pm.sample`` options for NUTS (see :func:`pbassess.inference.merge_sample_kwargs`).
+    draws : int, optional
+        Posterior draws per chain (4 chains), in both inferences (default 1000).
 
     Returns
     -------
     ComparisonResult
-        Groups are the model names; ``counts["joint"]`` holds the (pair, outcome) counts.
+        Groups are the model names; ``counts["joint"]`` holds the (pair, outcome) counts
+        (outcomes both, only_a, only_b, neither); ``result.loo()`` is the exact LOO.
 
     Examples
     --------
@@ -414,46 +464,40 @@ def compare_models(
     >>> r = compare_models({"A": a, "B": b}, seed=0)
     >>> r.counts["joint"].sel(pair="A - B").to_numpy().tolist()
     [4, 2, 0, 0]
+    >>> r.loo().n_data_points  # one joint outcome per labeled item
+    6
     """
     metric = _metric_name(metric)
     rope = check_rope(rope)
-    inference, n_draws, ci_prob, kwargs = _settings(inference, engine, draws, ci_prob, sample_kwargs, sampler)
+    inference, n_draws, ci_prob, kwargs = check_options(inference, draws, ci_prob, sample_kwargs)
     rng = as_generator(seed)
-    if not isinstance(models, Mapping):
-        models = {getattr(p, "name", f"model{i}"): p for i, p in enumerate(models)}
+    models = preds if isinstance(preds, Mapping) else {getattr(p, "name", f"model{i}"): p for i, p in enumerate(preds)}
     names = [str(n) for n in models]
-    preds = [as_pool(p) for p in models.values()]
-    _check_same_items(names, preds)
-    ref = preds[0]
+    pools = [as_pool(p) for p in models.values()]
+    _check_same_items(names, pools)
+    ref = pools[0]
     sel = np.ones(ref.n_items, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
     if sel.shape != (ref.n_items,):
         raise DataError(f"mask has shape {sel.shape} for {ref.n_items} items")
     pc = float(pseudocount)
-    if not pc > 0:
+    if not np.isfinite(pc) or pc <= 0:
         raise ConfigError(f"the pseudocount must be positive, got {pseudocount}")
     pairs = pair_list(names)
-    fit_opts = {"inference": inference, "draws": n_draws, "rng": rng, "sample_kwargs": kwargs}
-    extra = None
+    extra = {}
     if metric == "ece":
-        marg, n, k = _model_ece(preds, sel, bins, pc, names, **fit_opts)
-        values, diag = marg["theta"], marg["diagnostics"]
-        diffs = np.stack([values[..., i] - values[..., j] for i, j in pairs], axis=-1)
+        spec, n, k = _model_ece_spec(pools, sel, bins, pc, names, pairs)
+        paired = "no: independent Beta(pc/2, pc/2) per model x bin"
     else:
-        marg, pi, n, k, joint = _paired_fit(preds, sel, metric, pc, names, **fit_opts)
-        values, diffs = marg["theta"], pi["theta"][..., 1] - pi["theta"][..., 2]
-        diag = merge_diagnostics(marg["diagnostics"], pi["diagnostics"])
-        if metric == "calibration-bias":
-            mean_conf = np.array([np.asarray(p.confidence, dtype=float)[sel].mean() for p in preds])
-            values = mean_conf - values
-            diffs = np.stack([np.full(diffs.shape[:2], mean_conf[i] - mean_conf[j]) for i, j in pairs], axis=-1) - diffs
+        spec, n, k, joint = _paired_spec(pools, sel, metric, pc, names, pairs)
+        paired = f"Dirichlet(pc/{2 ** len(names)} x {2 ** len(names)}) on the joint outcome"
         labels = [f"{names[i]} - {names[j]}" for i, j in pairs]
-        extra = {"joint": (("pair", "outcome"), joint, {"pair": labels, "outcome": list(OUTCOMES)})}
-    return _build_result(
-        values, diffs, names, pairs, {"n": n, "successes": k, "n_items": np.full(len(names), int(sel.sum()))},
-        loglik=marg["loglik"], fit_idata=marg["idata"], diagnostics=diag, metric=metric, rope=rope,
-        prior={"kind": "uniform", "pseudocount": pc, "paired": "Dirichlet(pc/4 x 4) on the joint outcome"},
-        data_summary={**ref.describe(), "models": names}, inference=inference, ci_prob=ci_prob,
-        options={"by": "model", "mode": "models", "bins": bins, "draws": n_draws if inference == "conjugate" else None},
-        extra_counts=extra,
+        extra = {"joint": xr.DataArray(joint, dims=("pair", "outcome"), coords={"pair": labels, "outcome": list(OUTCOMES)}),
+                 # the items of the paired fit: one joint outcome (and one log-likelihood value) each
+                 "n_labeled": xr.DataArray(int(n[0]))}
+    fitted = fit(spec, inference=inference, draws=n_draws, seed=rng, sample_kwargs=kwargs)
+    return _result_from_fit(
+        fitted, spec, {"n": n, "successes": k, "n_items": np.full(len(names), int(sel.sum()))}, metric=metric,
+        rope=rope, prior={"kind": "uniform", "pseudocount": pc, "paired": paired},
+        data_summary={**ref.describe(), "models": names}, ci_prob=ci_prob,
+        options={"by": "model", "mode": "models", "bins": bins, "draws": n_draws}, extra=extra,
     )
-

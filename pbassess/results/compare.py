@@ -23,8 +23,10 @@ class ComparisonResult(AssessmentResult):
     """Posterior of a metric per group (or model) and of every pairwise difference.
 
     Posterior variables: ``value`` (chain, draw, group) and ``difference`` (chain, draw, pair),
-    with the groups of each pair in ``counts["pair_a"]`` and ``counts["pair_b"]`` (model comparisons:
-    pair coordinates of the posterior); the difference is ``a - b``.
+    with the groups of each pair in ``counts["pair_a"]`` and ``counts["pair_b"]``; the difference
+    is ``a - b``. :meth:`loo` is exact (closed form) for the conjugate models: the Beta cells of a
+    group comparison and the paired Dirichlet-categorical of a model comparison
+    (:func:`pbassess.compare_models`; ``counts["joint"]`` holds each pair's joint outcomes).
 
     Examples
     --------
@@ -43,12 +45,15 @@ class ComparisonResult(AssessmentResult):
     metric = "compare"
 
     def _spec(self):
-        """The group comparison's Beta cells (exact LOO); model comparisons have no closed form here."""
+        """The fit's spec rebuilt from its DataTree (exact LOO, ``model``): the paired Dirichlet-categorical
+        of a model comparison, or the Beta cells of a group (or ECE) comparison; None for a user's PyMC prior."""
         from pbassess.pymc_models.accuracy import BetaBernoulliSpec
+        from pbassess.pymc_models.comparison import PairedComparisonSpec
 
-        if self.options.get("mode") != "groups" or self.prior.get("kind") == "pymc":
+        if self.prior.get("kind") == "pymc":
             return None
-        return BetaBernoulliSpec.from_tree(self.idata, var_name="accuracy")
+        paired = PairedComparisonSpec.from_tree(self.idata)
+        return paired if paired is not None else BetaBernoulliSpec.from_tree(self.idata, var_name="accuracy")
 
     def _build_model(self):
         spec = self._spec()
@@ -67,7 +72,7 @@ class ComparisonResult(AssessmentResult):
         return str(self.options.get("metric", "accuracy"))
 
     def _pairs(self) -> list[tuple[str, str]]:
-        source = self.counts if "pair_a" in self.counts else self.posterior  # groups: counts; models: posterior
+        source = self.counts if "pair_a" in self.counts else self.posterior  # (files of older versions: posterior)
         return list(zip(source["pair_a"].to_numpy().astype(str).tolist(),
                         source["pair_b"].to_numpy().astype(str).tolist(), strict=True))
 

@@ -71,7 +71,7 @@ def test_a_dataframe_goes_into_every_other_public_function(mocked, tmp_path):
 def test_compare_groups_nuts_honours_draws_and_returns_a_datatree(mocked):
     """Issue 7 defect: compare_groups(engine="mcmc", draws=200) ignored draws, gave no diagnostics and no DataTree."""
     preds = pb.as_predictions(_frame())
-    res = pb.compare_groups(preds, "site", engine="mcmc", draws=200, seed=0, sample_kwargs={"chains": 2})
+    res = pb.compare_groups(preds, "site", inference="nuts", draws=200, seed=0, sample_kwargs={"chains": 2})
     assert res.posterior.sizes["draw"] == 200 and res.posterior.sizes["chain"] == 2
     assert res.inference == "nuts" and {"ok", "max_rhat", "min_ess_bulk", "divergences"} <= set(res.diagnostics)
     assert {"posterior", "log_likelihood", "observed_data", "sample_stats"} <= set(res.idata.children)
