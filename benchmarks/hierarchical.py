@@ -2,7 +2,8 @@
 
 Prints, for each case, the NUTS wall time (first fit, which includes compiling the model, and
 a second fit of the same model), the minimum bulk ESS, the maximum R-hat and the number of
-divergences, under the defaults of :data:`pbassess.hierarchical.models.DEFAULT_SAMPLER`:
+divergences, under the project's NUTS defaults (:func:`pbassess.inference.merge_sample_kwargs` with the
+models' :data:`pbassess.pymc_models.hierarchical.HIERARCHICAL_NUTS_DEFAULTS`):
 
 * the fairness data (../shared/data/fairness, read in place through PBASSESS_DATA_DIR): the
   hierarchical accuracy of classifier LR across the groups of each data set;
@@ -35,13 +36,13 @@ if "PBASSESS_DATA_DIR" not in os.environ and SHARED.is_dir():
     os.environ["PBASSESS_DATA_DIR"] = str(SHARED)
 
 from pbassess.hierarchical.models import (  # noqa: E402
-    DEFAULT_SAMPLER,
+    HIERARCHICAL_NUTS_DEFAULTS,
     accuracy_model,
     calibration_counts,
     calibration_model,
     environment_counts,
-    sample_model,
 )
+from pbassess.inference import merge_sample_kwargs, sample_model  # noqa: E402
 from pbassess.results import mcmc_diagnostics  # noqa: E402
 
 FAIRNESS_CASES = [
@@ -71,7 +72,8 @@ def run_case(label: str, build, settings: dict, seed: int = 1) -> dict:
     for repeat in range(2):
         model = build()
         t0 = time.perf_counter()
-        idata = sample_model(model, seed=seed + repeat, log_likelihood=False, **settings)
+        idata = sample_model(model, seed=seed + repeat, log_likelihood=False, sample_kwargs=settings,
+                             defaults=HIERARCHICAL_NUTS_DEFAULTS)
         times.append(time.perf_counter() - t0)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -89,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(argv)
     settings = {k: v for k, v in {"sampler": args.sampler, "target_accept": args.target_accept}.items() if v}
-    shown = {**DEFAULT_SAMPLER, **settings}
+    shown = merge_sample_kwargs(settings, defaults=HIERARCHICAL_NUTS_DEFAULTS, progressbar=False)
     print(f"NUTS settings: {shown}")
     print(f"{'case':<34} {'wall_s':>7} {'again_s':>7} {'min_ESS':>8} {'R-hat':>6} {'div':>5}")
     from pbassess import load_data

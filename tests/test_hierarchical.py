@@ -30,7 +30,6 @@ from pbassess.hierarchical.models import (
     centered_cells,
     environment_counts,
     population_draws,
-    sample_model,
     spread_estimate,
 )
 from pbassess.results import AssessmentResult
@@ -159,7 +158,7 @@ def test_independent_fit_matches_conjugate_posterior():
     """NUTS on the independent uniform-prior model reproduces Beta(k + 1, n - k + 1)."""
     c = EnvironmentCounts("g", ("a", "b"), np.array([40, 12]), np.array([30, 3]), np.array([40, 12]),
                           np.array([0.8, 0.5]))
-    r = _quiet(fit_accuracy_counts, c, pooling="independent", seed=3, **{**FAST, "draws": 500})
+    r = _quiet(fit_accuracy_counts, c, pooling="independent", seed=3, sample_kwargs={**FAST, "draws": 500})
     mean = r.posterior["accuracy"].mean(("chain", "draw")).to_numpy()
     exact = (c.k + 1) / (c.n + 2)
     # Posterior sds ~0.066 and ~0.11; with ESS >= ~300 the Monte Carlo SE of the mean is < 0.007,
@@ -169,7 +168,7 @@ def test_independent_fit_matches_conjugate_posterior():
 
 def test_hierarchical_result_contract_and_roundtrip(rng, tmp_path):
     p = _pool(rng, {"a": 0.9, "b": 0.7, "c": 0.8}, {"a": 60, "b": 60, "c": 0}, n_unlabeled=5)
-    r = _quiet(assess_hierarchical, p, "env", seed=1, **FAST)
+    r = _quiet(assess_hierarchical, p, "env", seed=1, sample_kwargs=FAST)
     assert isinstance(r, HierarchicalResult)
     out = r.to_json()
     assert out["environments"] == ["a", "b", "c"] and out["n_labeled"] == [60, 60, 0]
@@ -196,7 +195,7 @@ def test_per_class_fit_and_plot(rng):
     pred = rng.integers(0, 3, n)
     labels = np.where(rng.random(n) < 0.8, pred, (pred + 1) % 3)
     p = Predictions.from_top1(pred, rng.uniform(0.4, 1, n), labels, classes=["0", "1", "2"], groups={"env": env})
-    r = _quiet(assess_hierarchical, p, "env", per_class=True, seed=2, **{**FAST, "draws": 150, "tune": 150})
+    r = _quiet(assess_hierarchical, p, "env", per_class=True, seed=2, sample_kwargs={**FAST, "draws": 150, "tune": 150})
     out = r.to_json()
     assert out["classes"] == ["0", "1", "2"] and np.shape(out["mean"]) == (2, 3)
     assert r.plot().axes
@@ -208,7 +207,7 @@ def test_calibration_fit_consistency(rng, tmp_path):
     env = np.repeat(["x", "y", "z"], 200)
     p = Predictions.from_top1(np.where(correct, "a", "b"), conf, np.full(600, "a"), classes=["a", "b"],
                               groups={"env": env})
-    r = _quiet(assess_hierarchical_calibration, p, "env", bins=5, seed=0, **FAST)
+    r = _quiet(assess_hierarchical_calibration, p, "env", bins=5, seed=0, sample_kwargs=FAST)
     assert isinstance(r, HierarchicalCalibrationResult)
     # The ECE deterministic equals sum_b w_b |theta_b - s_b| recomputed from the draws.
     from pbassess.stats import ece_from_draws
@@ -248,9 +247,9 @@ def test_prior_predictive_check_uniform_prior():
     """Under Beta(1, 1) the prior predictive of k is uniform on 0..n: P(k' <= k) = (k + 1)/(n + 1)."""
     c = EnvironmentCounts("g", ("a", "b"), np.array([9, 9]), np.array([2, 8]), np.array([9, 9]),
                           np.array([0.5, 0.5]))
-    m = accuracy_model(c.n, c.k, environments=c.environments, pooling="independent")
-    idata = _quiet(sample_model, m, seed=0, prior_predictive=4000, **{**FAST, "draws": 100, "tune": 100})
-    check = prior_predictive_check(idata, c)
+    r = _quiet(fit_accuracy_counts, c, pooling="independent", seed=0, prior_predictive=4000,
+               sample_kwargs={**FAST, "draws": 100, "tune": 100})
+    check = prior_predictive_check(r.idata, c)
     # 4000 draws: binomial SE of a proportion <= 0.008; tolerance 0.03 (> 3.5 SE).
     assert check["tail_prob"].to_numpy() == pytest.approx([3 / 10, 9 / 10], abs=0.03)
     assert check["prior_mean"].to_numpy() == pytest.approx([0.5, 0.5], abs=0.03)
@@ -261,7 +260,7 @@ def test_compare_variants_surfaces_diagnostics():
                           np.array([40, 30, 5, 60]), np.array([0.9, 0.7, 0.8, 0.75]))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        cmp = compare_variants(c, seed=0, prior_draws=200, **FAST)
+        cmp = compare_variants(c, seed=0, prior_draws=200, sample_kwargs=FAST)
     assert sorted(cmp.table.index) == ["hierarchical", "independent", "pooled"]
     for col in ("elpd", "pareto_k_bad", "max_rhat", "min_ess_bulk", "divergences", "prior_check_extreme"):
         assert col in cmp.table.columns
@@ -318,7 +317,7 @@ def test_hierarchical_on_digits_shift_orders_noise_levels():
     if "digits-shift" not in _cards():
         pytest.skip("digits-shift is not registered yet")
     p = load_data("digits-shift")
-    r = _quiet(assess_hierarchical, p, "environment", seed=0, draws=500, tune=500, chains=2)
+    r = _quiet(assess_hierarchical, p, "environment", seed=0, draws=500, sample_kwargs={"tune": 500, "chains": 2})
     out = r.to_json()
     mean = dict(zip(out["environments"], out["mean"], strict=True))
     assert mean["clean"] > mean["gaussian-noise-3"] > mean["gaussian-noise-5"]
@@ -342,7 +341,7 @@ def test_hierarchical_recovers_known_parameters():
     n = np.full(12, 300)
     theta, k = _simulate_counts(rng, 1.2, 0.6, n)
     c = EnvironmentCounts("g", tuple(f"e{i}" for i in range(12)), n, k, n, np.full(12, 0.8))
-    r = _quiet(fit_accuracy_counts, c, seed=5, draws=1000, tune=1000, chains=2)
+    r = _quiet(fit_accuracy_counts, c, seed=5, draws=1000, sample_kwargs={"tune": 1000, "chains": 2})
     from pbassess.stats import hdi_from_draws
 
     for var, truth in (("mu", 1.2), ("sigma", 0.6)):
@@ -366,7 +365,7 @@ def test_partial_pooling_beats_independent_estimates_on_sparse_environments():
     for rep in range(5):
         theta, k = _simulate_counts(rng, 1.0, 0.4, n)
         c = EnvironmentCounts("g", tuple(f"e{i}" for i in range(n.size)), n, k, n, np.full(n.size, 0.7))
-        r = _quiet(fit_accuracy_counts, c, seed=rep, parameterization="noncentered", **{**FAST, "draws": 400})
+        r = _quiet(fit_accuracy_counts, c, seed=rep, parameterization="noncentered", sample_kwargs={**FAST, "draws": 400})
         est_h = r.posterior["accuracy"].mean(("chain", "draw")).to_numpy()
         est_i = (k + 1) / (n + 2)
         err_h.append(np.sum((est_h - theta) ** 2))
@@ -419,14 +418,104 @@ def test_fit_goes_through_the_fit_layer_with_per_item_loglik(rng):
     assert r.options["sampler"]["target_accept"] == 0.9  # the user's setting over the spec's 0.95
     loo = _quiet(az.loo, tree)
     assert loo.n_data_points == 76 and float(np.mean(loo.pareto_k.to_numpy() < 0.7)) >= 0.95
-    # the old keyword settings still work, merged once into sample_kwargs
-    r2 = _quiet(fit_accuracy_counts, environment_counts(p, "env"), seed=4, draws=100, tune=100, chains=2,
-                sampler="pymc")
-    assert r2.posterior.sizes["draw"] == 100 and r2.engine == "mcmc-pymc"
+    # draws= is per chain; every other sampler option only through sample_kwargs ("sampler" = nuts_sampler)
+    r2 = _quiet(fit_accuracy_counts, environment_counts(p, "env"), seed=4, draws=100,
+                sample_kwargs={"tune": 100, "chains": 2, "sampler": "pymc"})
+    assert r2.posterior.sizes["draw"] == 100 and r2.posterior.sizes["chain"] == 2 and r2.engine == "mcmc-pymc"
     assert r2.options["sampler"]["target_accept"] == 0.95
+    with pytest.raises(TypeError):
+        fit_accuracy_counts(environment_counts(p, "env"), tune=100)  # the old keywords are gone
+    with pytest.raises(TypeError):
+        assess_hierarchical(p, "env", engine="mcmc")
 
 
 def test_conjugate_inference_is_refused(rng):
     p = _pool(rng, {"a": 0.9, "b": 0.7}, {"a": 10, "b": 10})
     with pytest.raises(ConfigError, match="no conjugate posterior"):
         assess_hierarchical(p, "env", inference="conjugate")
+
+
+def test_calibration_counts_list_the_labeled_items_by_bin(rng):
+    p = _pool(rng, {"a": 0.9, "b": 0.6}, {"a": 30, "b": 20}, n_unlabeled=4)
+    c = calibration_counts(p, "env", bins=5)
+    obs = c.observations
+    assert np.bincount(obs.cell, minlength=c.n.size).tolist() == c.n.ravel().tolist()
+    assert np.bincount(obs.cell, weights=obs.outcome, minlength=c.n.size).astype(int).tolist() == c.k.ravel().tolist()
+
+
+def test_calibration_spec_per_item_loglik_sums_to_the_binomial_cells(rng):
+    from scipy.special import gammaln
+
+    from pbassess.pymc_models.hierarchical import HierarchicalCalibrationSpec
+
+    p = _pool(rng, {"a": 0.9, "b": 0.6}, {"a": 30, "b": 20})
+    c = calibration_counts(p, "env", bins=10)  # confidences in [0.5, 1): the lower bins are left out
+    spec = HierarchicalCalibrationSpec(c, observations=c.observations)
+    used = c.n_items.sum(axis=0) > 0
+    assert spec.bins == [b for b, u in zip(c.bins, used, strict=True) if u] and spec.n.shape == (2, int(used.sum()))
+    # the items' cells, renumbered over the kept bins, still count n
+    assert np.bincount(spec.observations.cell, minlength=spec.n.size).tolist() == spec.n.ravel().tolist()
+    assert spec.has_conjugate is False and spec.prior_draws(10, None) is None and spec.log_prior({}) is None
+    theta = rng.uniform(0.1, 0.9, size=(2, 3, *spec.n.shape))
+    dims, items, _ = spec.log_likelihood({"bin_accuracy": theta}, per_item=True)
+    assert dims == ("item",) and items.shape == (2, 3, 50)
+    dims, cells, coords = spec.log_likelihood({"bin_accuracy": theta}, per_item=False)
+    labeled = np.flatnonzero(spec.n.ravel() > 0)
+    assert coords["cell"] == [spec.cell_names[i] for i in labeled]
+    n, k = spec.n.ravel()[labeled], spec.k.ravel()[labeled]
+    coef = gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1)
+    per_cell = np.stack([items[..., spec.observations.cell == i].sum(-1) for i in labeled], axis=-1)
+    np.testing.assert_allclose(cells, per_cell + coef, rtol=1e-12)
+
+
+@pytest.mark.slow
+def test_calibration_fit_layer_matches_sampling_the_model_directly(rng, tmp_path):
+    """The fit layer samples the same PyMC model as before (the old path: the model sampled by
+    itself): ECE posterior means agree within Monte Carlo error; the tree holds the contract."""
+    from pbassess.inference import sample_model as sample_directly
+
+    conf = rng.uniform(0.5, 1, 600)
+    correct = rng.random(600) < np.clip(conf - np.repeat([0.0, 0.1, 0.2], 200), 0, 1)
+    p = Predictions.from_top1(np.where(correct, "a", "b"), conf, np.full(600, "a"), classes=["a", "b"],
+                              groups={"env": np.repeat(["x", "y", "z"], 200)})
+    kw = {"draws": 500, "tune": 500, "chains": 4, "sampler": "pymc"}
+    r = _quiet(assess_hierarchical_calibration, p, "env", bins=5, seed=0, sample_kwargs=kw)
+    tree = r.idata
+    assert {"posterior", "prior", "log_likelihood", "log_prior", "observed_data", "constant_data",
+            "sample_stats"} <= set(tree.children)
+    assert tree["log_likelihood"]["correct"].sizes["item"] == 600
+    direct = _quiet(sample_directly, calibration_model(calibration_counts(p, "env", bins=5)), seed=1,
+                    sample_kwargs={**kw, "target_accept": 0.95})
+    ours = r.posterior["ece"].mean(("chain", "draw")).to_numpy()
+    theirs = direct["posterior"]["ece"].mean(("chain", "draw")).to_numpy()
+    sd = r.posterior["ece"].std(("chain", "draw")).to_numpy()
+    # both ESS >= 100 (diagnostics): the difference of two means has sd <= sd * sqrt(2 / 100)
+    assert r.diagnostics["ok"], r.diagnostics
+    assert np.all(np.abs(ours - theirs) < 4 * sd * np.sqrt(2 / 100))
+    back = AssessmentResult.load(r.save(tmp_path / "c.nc"))
+    back._model = None
+    assert back.model.named_vars_to_dims["ece"] == ("environment",)
+
+
+def test_cli_sampler_flag_reaches_sample_kwargs(tmp_path, rng, capsys):
+    from unittest import mock
+
+    from pbassess.cli import main
+    from pbassess.inference import mock_pymc_sample
+
+    lines = ["item_id,label,predicted,confidence,site"]
+    for i in range(60):
+        lines.append(f"i{i},{'a' if rng.random() < 0.8 else 'b'},a,{rng.uniform(0.5, 1):.3f},{'s1' if i % 2 else 's2'}")
+    f = tmp_path / "pool.csv"
+    f.write_text("\n".join(lines) + "\n")
+    seen = {}
+
+    def sample(*args, **kwargs):
+        seen.update(kwargs)
+        return mock_pymc_sample(*args, **kwargs)
+
+    with mock.patch("pymc.sample", sample):  # plumbing only: which sampler pm.sample is asked for
+        code = _quiet(main, ["hierarchical", str(f), "--by", "site", "--json", "--draws", "30", "--tune", "30",
+                             "--chains", "2", "--sampler", "pymc", "--calibration", "--bins", "4"])
+    assert code == 0 and seen["nuts_sampler"] == "pymc" and seen["draws"] == 30 and seen["tune"] == 30
+    assert json.loads(capsys.readouterr().out)["environments"] == ["s1", "s2"]

@@ -1,19 +1,20 @@
 """Hierarchical multi-environment assessment: functions and result objects.
 
 :func:`assess_hierarchical` fits the partially pooled accuracy model of
-:mod:`pbassess.hierarchical.models` to the labeled items of each environment (a group column:
+:mod:`pbassess.pymc_models.hierarchical` to the labeled items of each environment (a group column:
 hospital, period, shift intensity, demographic group) and returns a
 :class:`HierarchicalResult`: the posterior accuracy of every environment, the population
 posterior (mean and spread of environment accuracies, and the accuracy to expect in a new
 environment), and the MCMC diagnostics. :func:`assess_hierarchical_calibration` does the same
 for reliability diagrams and each environment's ECE (:class:`HierarchicalCalibrationResult`).
 
-The result classes live in :mod:`pbassess.results.hierarchical`. The accuracy fits go through
-:func:`pbassess.inference.fit` with :class:`pbassess.pymc_models.hierarchical.HierarchicalAccuracySpec`
-(the DataTree contract: ``prior``, ``log_prior``, one log-likelihood value per labeled item);
-the calibration fit through :func:`pbassess.inference.sample_model` (log-likelihood per
-environment x bin cell). Both check :func:`pbassess.inference.diagnostics` (a failing fit warns
-and says so in its sentence and JSON).
+The result classes live in :mod:`pbassess.results.hierarchical`. Both fits go through
+:func:`pbassess.inference.fit` (NUTS only) with
+:class:`pbassess.pymc_models.hierarchical.HierarchicalAccuracySpec` /
+:class:`~pbassess.pymc_models.hierarchical.HierarchicalCalibrationSpec` (the DataTree contract:
+``prior``, ``log_prior``, one log-likelihood value per labeled item) and check
+:func:`pbassess.inference.diagnostics` (a failing fit warns and says so in its sentence and
+JSON). Sampler options travel only in ``sample_kwargs`` (``draws=`` is posterior draws per chain).
 """
 
 from __future__ import annotations
@@ -21,24 +22,22 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
 import xarray as xr
 
 from pbassess.assess._common import as_pool, check_ci_prob, check_sample_kwargs
 from pbassess.constants import CI_PROB, DEFAULT_BINS
-from pbassess.hierarchical.models import (
+from pbassess.errors import ConfigError
+from pbassess.hierarchical.counts import (
     CalibrationCounts,
     EnvironmentCounts,
     calibration_counts,
-    calibration_model,
     environment_counts,
 )
-from pbassess.inference import diagnostics as fit_diagnostics
-from pbassess.inference import merge_sample_kwargs, resolve_inference, sample_model
+from pbassess.inference import fit, merge_sample_kwargs, resolve_inference
 from pbassess.pymc_models.hierarchical import (
-    HIERARCHICAL_NUTS_DEFAULTS,
     MAX_SYNTHETIC_ITEMS,
     HierarchicalAccuracySpec,
+    HierarchicalCalibrationSpec,
     _cell_names,
     observations_from_counts,
 )
@@ -58,39 +57,21 @@ __all__ = [
 ]
 
 
-def _free_names(model: Any) -> list[str]:
-    return [v.name for v in model.free_RVs]
-
-
-#: The old keyword settings of the hierarchical fits and their ``pm.sample`` spelling.
-_SAMPLER_KEYS = {"draws": "draws", "tune": "tune", "chains": "chains", "cores": "cores",
-                 "target_accept": "target_accept", "sampler": "nuts_sampler", "nuts_sampler": "nuts_sampler"}
-
-
-def _sampler(sampler: dict[str, Any], sample_kwargs: Mapping[str, Any] | None, inference: Any, engine: Any) -> dict:
-    """The keyword settings and ``sample_kwargs`` as one ``sample_kwargs`` dict (NUTS only; ``sample_kwargs`` wins)."""
-    if resolve_inference(inference, engine, default="nuts") != "nuts":
-        from pbassess.errors import ConfigError
-
+def _nuts_only(inference: Any) -> None:
+    """These models have no conjugate posterior: ``inference`` may only be ``"nuts"`` (the default)."""
+    if resolve_inference(inference, default="nuts") != "nuts":
         raise ConfigError("the hierarchical models have no conjugate posterior: use inference='nuts'")
-    return _sample_kwargs(sampler, sample_kwargs)
 
 
-def _sample_kwargs(sampler: Mapping[str, Any], sample_kwargs: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """``pm.sample`` options from the old keywords (``draws=``, ``sampler=`` ...) merged once with ``sample_kwargs``."""
-    from pbassess.errors import ConfigError
+def _sampler_info(spec: Any, draws: int | None, sample_kwargs: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The NUTS settings a fit used (for the result's options), as :func:`pbassess.inference.fit` merges them."""
+    from pbassess.inference import draws_per_chain
 
-    merged: dict[str, Any] = {}
-    for key, value in sampler.items():
-        if key not in _SAMPLER_KEYS:
-            raise ConfigError(f"unknown option {key}= (NUTS settings: {', '.join(sorted(set(_SAMPLER_KEYS) - {'nuts_sampler'}))}"
-                              "; or pass sample_kwargs=)")
-        if value is not None:
-            merged[_SAMPLER_KEYS[key]] = value
-    for key, value in check_sample_kwargs(sample_kwargs).items():
-        merged["nuts_sampler" if key == "sampler" else key] = value
-    merged.pop("random_seed", None)  # seed= governs every draw
-    return merged
+    kwargs = {**check_sample_kwargs(sample_kwargs), "draws": draws_per_chain(draws, sample_kwargs)}
+    settings = merge_sample_kwargs(kwargs, defaults=spec.nuts_defaults, progressbar=False)
+    return {"draws": settings["draws"], "tune": settings["tune"], "chains": settings["chains"],
+            "cores": settings.get("cores"), "target_accept": settings.get("target_accept"),
+            "sampler": settings.get("nuts_sampler", "pymc")}
 
 
 # ---------------------------------------------------------------------------- fitting
@@ -118,8 +99,8 @@ def fit_accuracy_counts(
     seed: Any = None,
     data_summary: dict[str, Any] | None = None,
     prior_predictive: int = 0,
+    draws: int | None = None,
     sample_kwargs: Mapping[str, Any] | None = None,
-    **sampler: Any,
 ) -> HierarchicalResult:
     """Fit the accuracy model to precomputed :class:`EnvironmentCounts` through :func:`pbassess.inference.fit`.
 
@@ -131,21 +112,21 @@ def fit_accuracy_counts(
     Examples
     --------
     >>> import numpy as np
-    >>> from pbassess.hierarchical.models import EnvironmentCounts
+    >>> from pbassess.hierarchical.counts import EnvironmentCounts
     >>> c = EnvironmentCounts("site", ("a", "b"), np.array([40, 5]), np.array([36, 3]),
     ...                       np.array([40, 50]), np.array([0.9, 0.8]))
     >>> from unittest import mock
     >>> from pbassess.inference import mock_pymc_sample
     >>> with mock.patch("pymc.sample", mock_pymc_sample):  # plumbing only: no real NUTS in a doctest
-    ...     r = fit_accuracy_counts(c, seed=0, draws=100, tune=100, chains=1, sampler="pymc")
+    ...     r = fit_accuracy_counts(c, seed=0, sample_kwargs={"draws": 100, "tune": 100, "chains": 1,
+    ...                                                       "sampler": "pymc"})
     >>> r.to_json()["environments"], r.idata["log_likelihood"]["correct"].sizes["item"]
     (['a', 'b'], 45)
     """
-    from pbassess.inference import fit, merge_sample_kwargs
     from pbassess.stats import as_generator
 
     rng = as_generator(seed)
-    kwargs = _sample_kwargs(sampler, sample_kwargs)
+    ci_prob = check_ci_prob(ci_prob)
     observations = counts.observations
     if observations is None and int(counts.n.sum()) <= MAX_SYNTHETIC_ITEMS:
         observations = observations_from_counts(counts.n, counts.k, _cell_names(counts.environments, counts.classes))
@@ -155,23 +136,20 @@ def fit_accuracy_counts(
         observations=observations, n_items=counts.n_items, mean_confidence=counts.mean_confidence,
         seed=int(rng.integers(2**31 - 1)),
     )
-    settings = merge_sample_kwargs(kwargs, defaults=spec.nuts_defaults, progressbar=False)
-    fitted = fit(spec, inference="nuts", seed=rng, sample_kwargs=kwargs)
+    sampler = _sampler_info(spec, draws, sample_kwargs)
+    fitted = fit(spec, inference="nuts", draws=draws, seed=rng, sample_kwargs=check_sample_kwargs(sample_kwargs))
     idata = fitted.idata
     if prior_predictive:
         _add_prior_predictive(idata, fitted.model, int(prior_predictive), rng)
     post = idata["posterior"].to_dataset()
     keep = [v for v in (*spec.reported, "population_mean", "population_sd", "new_environment") if v in post]
     opts = {"by": counts.by, "kind": kind, "pooling": pooling, "per_class": counts.per_class,
-            "parameterization": parameterization, "prior": prior, "pseudocount": pseudocount,
-            "sampler": {"draws": settings["draws"], "tune": settings["tune"], "chains": settings["chains"],
-                        "cores": settings.get("cores"), "target_accept": settings.get("target_accept"),
-                        "sampler": settings.get("nuts_sampler", "pymc")}}
+            "parameterization": parameterization, "prior": prior, "pseudocount": pseudocount, "sampler": sampler}
     return HierarchicalResult(
         post[keep], _env_counts_dataset(counts),
         prior={"kind": prior, "pseudocount": pseudocount, "population": kind if pooling == "hierarchical" else None,
                "mu": "Normal(0 or logit(mean confidence), 1.5)", "sigma": "HalfNormal(1)"},
-        data_summary=data_summary or {}, engine=f"mcmc-{opts['sampler']['sampler']}", ci_prob=ci_prob, idata=idata,
+        data_summary=data_summary or {}, engine=f"mcmc-{sampler['sampler']}", ci_prob=ci_prob, idata=idata,
         diagnostics=fitted.diagnostics, options=opts, model=fitted.model,
     )
 
@@ -190,7 +168,7 @@ def _add_prior_predictive(idata: Any, model: Any, draws: int, rng: Any) -> None:
 
 
 def assess_hierarchical(
-    predictions: Any,
+    preds: Any,
     by: str,
     *,
     per_class: bool = False,
@@ -203,15 +181,14 @@ def assess_hierarchical(
     ci_prob: float = CI_PROB,
     seed: Any = None,
     inference: str | None = None,
+    draws: int | None = None,
     sample_kwargs: Mapping[str, Any] | None = None,
-    engine: str | None = None,
-    **sampler: Any,
 ) -> HierarchicalResult:
     """Accuracy of a classifier in each environment, partially pooled across environments.
 
     Parameters
     ----------
-    predictions : Predictions
+    preds : Predictions
         The pool; only labeled items inform the accuracies (an environment without labels
         still gets a posterior: the population's).
     by : str
@@ -223,7 +200,7 @@ def assess_hierarchical(
     kind : {"logit-normal", "beta"}
         Population distribution of the hierarchical model.
     prior : {"uniform", "informed"}
-        See :func:`pbassess.hierarchical.models.accuracy_model`.
+        See :func:`pbassess.pymc_models.hierarchical.accuracy_model`.
     pseudocount : float
         Prior strength of the independent / pooled Beta priors.
     parameterization : {"auto", "noncentered", "centered"}
@@ -234,12 +211,13 @@ def assess_hierarchical(
         Credible mass of the HDIs.
     seed : int or Generator, optional
     inference : {"nuts"}
-        The only inference of these models (``engine="mcmc"`` is accepted).
+        The only inference of these models (``"mcmc"`` is an old spelling).
+    draws : int, optional
+        Posterior draws per chain (default ``sample_kwargs["draws"]``, else 1000).
     sample_kwargs : dict, optional
-        ``pm.sample`` options (``draws``, ``tune``, ``chains``, ``target_accept``, ``nuts_sampler``).
-    **sampler
-        The same NUTS settings as keywords: ``draws``, ``tune``, ``chains``, ``cores``,
-        ``target_accept``, ``sampler`` (defaults in :data:`pbassess.hierarchical.models.DEFAULT_SAMPLER`).
+        :func:`pymc.sample` options (``tune``, ``chains``, ``cores``, ``target_accept``, ``sampler``
+        or ``nuts_sampler`` ...), merged once over the defaults by :func:`pbassess.inference.fit`
+        (``target_accept`` 0.95 for these models).
 
     Returns
     -------
@@ -257,23 +235,25 @@ def assess_hierarchical(
     >>> from unittest import mock
     >>> from pbassess.inference import mock_pymc_sample
     >>> with mock.patch("pymc.sample", mock_pymc_sample):  # plumbing only: no real NUTS in a doctest
-    ...     r = assess_hierarchical(p, "site", seed=1, draws=200, tune=200, chains=2, sampler="pymc")
+    ...     r = assess_hierarchical(p, "site", seed=1, draws=200,
+    ...                             sample_kwargs={"tune": 200, "chains": 2, "sampler": "pymc"})
     >>> r.summary()["environment"].tolist()[:3]
     ['a', 'b', 'c']
     """
-    kwargs = _sampler(sampler, sample_kwargs, inference, engine)
+    _nuts_only(inference)
     ci_prob = check_ci_prob(ci_prob)
-    predictions = as_pool(predictions)
-    predictions.require_labels("the hierarchical assessment")
-    counts = environment_counts(predictions, by, per_class=per_class, environments=environments)
+    preds = as_pool(preds)
+    preds.require_labels("the hierarchical assessment")
+    counts = environment_counts(preds, by, per_class=per_class, environments=environments)
     return fit_accuracy_counts(
         counts, pooling=pooling, kind=kind, prior=prior, pseudocount=pseudocount, parameterization=parameterization,
-        ci_prob=ci_prob, seed=seed, data_summary={**predictions.describe(), "by": by}, sample_kwargs=kwargs,
+        ci_prob=ci_prob, seed=seed, data_summary={**preds.describe(), "by": by}, draws=draws,
+        sample_kwargs=sample_kwargs,
     )
 
 
 def assess_hierarchical_calibration(
-    predictions: Any,
+    preds: Any,
     by: str,
     *,
     bins: int | Any = DEFAULT_BINS,
@@ -283,15 +263,30 @@ def assess_hierarchical_calibration(
     ci_prob: float = CI_PROB,
     seed: Any = None,
     inference: str | None = None,
+    draws: int | None = None,
     sample_kwargs: Mapping[str, Any] | None = None,
-    engine: str | None = None,
-    **sampler: Any,
 ) -> HierarchicalCalibrationResult:
     """Reliability diagram and ECE of each environment, bin accuracies pooled across environments.
 
-    Parameters are those of :func:`assess_hierarchical`, plus ``bins`` (number of equal-width
-    confidence bins or their edges). ``prior="informed"`` centres each bin's population
-    accuracy on the bin's mean confidence (perfect calibration); the default does not.
+    Fitted through :func:`pbassess.inference.fit` with
+    :class:`~pbassess.pymc_models.hierarchical.HierarchicalCalibrationSpec` (NUTS only): the
+    DataTree holds ``prior``, ``log_prior`` and one Bernoulli log-likelihood value per labeled
+    item (with its environment x bin accuracy).
+
+    Parameters
+    ----------
+    preds : Predictions
+        The pool: every item weighs its bin (``weight``, ``score``); labeled items inform the
+        bin accuracies.
+    by : str
+        Group column naming each item's environment.
+    bins : int or sequence of float
+        Number of equal-width confidence bins, or their edges.
+    prior : {"uniform", "informed"}
+        ``"informed"`` centres each bin's population accuracy on the bin's mean confidence
+        (perfect calibration); the default does not.
+    parameterization, environments, ci_prob, seed, inference, draws, sample_kwargs
+        As for :func:`assess_hierarchical`.
 
     Returns
     -------
@@ -308,39 +303,29 @@ def assess_hierarchical_calibration(
     >>> from unittest import mock
     >>> from pbassess.inference import mock_pymc_sample
     >>> with mock.patch("pymc.sample", mock_pymc_sample):  # plumbing only: no real NUTS in a doctest
-    ...     r = assess_hierarchical_calibration(p, "site", bins=5, seed=0, draws=200, tune=200, chains=2)
-    >>> len(r.to_json()["ece"]["mean"])
-    3
+    ...     r = assess_hierarchical_calibration(p, "site", bins=5, seed=0, sample_kwargs={"draws": 200, "tune": 200,
+    ...                                                                                   "chains": 2})
+    >>> len(r.to_json()["ece"]["mean"]), r.idata["log_likelihood"]["correct"].sizes["item"]
+    (3, 300)
     """
-    kwargs = _sampler(sampler, sample_kwargs, inference, engine)
+    _nuts_only(inference)
     ci_prob = check_ci_prob(ci_prob)
-    predictions = as_pool(predictions)
-    predictions.require_labels("the hierarchical calibration assessment")
-    counts: CalibrationCounts = calibration_counts(predictions, by, bins=bins, environments=environments)
-    model = calibration_model(counts, prior=prior, parameterization=parameterization)
-    settings = merge_sample_kwargs(kwargs, defaults=HIERARCHICAL_NUTS_DEFAULTS, progressbar=False)
-    idata = sample_model(model, seed=seed, sample_kwargs=kwargs, defaults=HIERARCHICAL_NUTS_DEFAULTS)
-    sampler_info = {"draws": settings["draws"], "tune": settings["tune"], "chains": settings["chains"],
-                    "cores": settings.get("cores"), "target_accept": settings.get("target_accept"),
-                    "sampler": settings.get("nuts_sampler", "pymc")}
-    post = idata["posterior"].to_dataset()
-    posterior = post[["bin_accuracy", "reliability", "ece", "sigma"]]
-    used = np.asarray(model.pbassess_info["bins_used"], dtype=bool)
-    bins_used = [b for b, u in zip(counts.bins, used, strict=True) if u]
-    count_ds = xr.Dataset(
-        {"n_labeled": (("environment", "bin"), counts.n[:, used]),
-         "n_correct": (("environment", "bin"), counts.k[:, used]),
-         "n_items": (("environment", "bin"), counts.n_items[:, used]),
-         "weight": (("environment", "bin"), counts.weight[:, used]),
-         "score": (("environment", "bin"), counts.score[:, used]),
-         "edges": (("edge",), counts.edges)},
-        coords={"environment": list(counts.environments), "bin": bins_used},
-    )
-    diagnostics = fit_diagnostics(idata, var_names=_free_names(model))
+    preds = as_pool(preds)
+    preds.require_labels("the hierarchical calibration assessment")
+    counts: CalibrationCounts = calibration_counts(preds, by, bins=bins, environments=environments)
+    spec = HierarchicalCalibrationSpec(counts, prior=prior, parameterization=parameterization,
+                                       observations=counts.observations)
+    sampler = _sampler_info(spec, draws, sample_kwargs)
+    fitted = fit(spec, inference="nuts", draws=draws, seed=seed, sample_kwargs=check_sample_kwargs(sample_kwargs))
+    post = fitted.idata["posterior"].to_dataset()
+    count_ds = fitted.idata["constant_data"].to_dataset()
+    count_ds = count_ds[[v for v in ("n_labeled", "n_correct", "n_items", "weight", "score", "edges")
+                         if v in count_ds]].drop_vars("item", errors="ignore")
     return HierarchicalCalibrationResult(
-        posterior, count_ds, prior={"kind": prior, "bin_mu": "Normal(0 or logit(bin score), 1.5)",
-                                    "sigma": "HalfNormal(1)"},
-        data_summary={**predictions.describe(), "by": by}, engine=f"mcmc-{sampler_info['sampler']}", ci_prob=ci_prob,
-        idata=idata, diagnostics=diagnostics,
-        options={"by": by, "bins": counts.edges.size - 1, "parameterization": parameterization, "sampler": sampler_info},
+        post[list(spec.reported)], count_ds,
+        prior={"kind": prior, "bin_mu": "Normal(0 or logit(bin score), 1.5)", "sigma": "HalfNormal(1)"},
+        data_summary={**preds.describe(), "by": by}, engine=f"mcmc-{sampler['sampler']}", ci_prob=ci_prob,
+        idata=fitted.idata, diagnostics=fitted.diagnostics, model=fitted.model,
+        options={"by": by, "bins": counts.edges.size - 1, "parameterization": parameterization, "prior": prior,
+                 "sampler": sampler},
     )

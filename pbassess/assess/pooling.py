@@ -28,7 +28,7 @@ import numpy as np
 
 from pbassess.assess.hierarchical import HierarchicalResult, fit_accuracy_counts
 from pbassess.errors import ConfigError
-from pbassess.hierarchical.models import EnvironmentCounts, environment_counts
+from pbassess.hierarchical.counts import EnvironmentCounts, environment_counts
 from pbassess.results.base import AssessmentResult, frame_from_state, frame_state
 from pbassess.stats import as_generator
 
@@ -75,12 +75,12 @@ class ModelComparison(AssessmentResult):
     --------
     >>> import numpy as np
     >>> from pbassess.assess.pooling import POOLING_VARIANTS, compare_variants
-    >>> from pbassess.hierarchical.models import EnvironmentCounts
+    >>> from pbassess.hierarchical.counts import EnvironmentCounts
     >>> counts = EnvironmentCounts("site", ("a", "b", "c"), np.array([40, 40, 8]), np.array([36, 28, 4]),
     ...                            np.array([40, 40, 8]), np.array([0.8, 0.8, 0.8]))
     >>> two = {name: POOLING_VARIANTS[name] for name in ("independent", "pooled")}
-    >>> cmp = compare_variants(counts, two, prior_draws=100, seed=0, warn=False, draws=100, tune=100, chains=1,
-    ...                        sampler="pymc")  # tiny NUTS runs, for the example only
+    >>> cmp = compare_variants(counts, two, prior_draws=100, seed=0, warn=False,
+    ...                        sample_kwargs={"draws": 100, "tune": 100, "chains": 1, "sampler": "pymc"})  # tiny runs
     >>> isinstance(cmp, ModelComparison), sorted(cmp.results), sorted(cmp.prior_checks)
     (True, ['independent', 'pooled'], ['independent', 'pooled'])
     >>> sorted(cmp.table.index), {"elpd", "pareto_k_bad", "max_rhat", "prior_check_extreme"} <= set(cmp.table.columns)
@@ -190,7 +190,7 @@ def _variant_posterior(results: Mapping[str, Any]) -> Any:
 def prior_predictive_check(idata: Any, counts: EnvironmentCounts, prob: float = 0.95):
     """Where each labeled cell's observed accuracy falls in the prior predictive of k/n.
 
-    Needs a ``prior_predictive`` group (``sample_model(..., prior_predictive=500)``).
+    Needs a ``prior_predictive`` group (``fit_accuracy_counts(..., prior_predictive=500)``).
 
     Returns
     -------
@@ -202,15 +202,16 @@ def prior_predictive_check(idata: Any, counts: EnvironmentCounts, prob: float = 
     Examples
     --------
     >>> import numpy as np
-    >>> from pbassess.hierarchical.models import EnvironmentCounts, accuracy_model, sample_model
+    >>> from pbassess.assess.hierarchical import fit_accuracy_counts
+    >>> from pbassess.hierarchical.counts import EnvironmentCounts
     >>> c = EnvironmentCounts("g", ("a", "b"), np.array([20, 20]), np.array([19, 10]),
     ...                       np.array([20, 20]), np.array([0.9, 0.6]))
-    >>> m = accuracy_model(c.n, c.k, environments=c.environments, pooling="independent")
     >>> from unittest import mock
     >>> from pbassess.inference import mock_pymc_sample
     >>> with mock.patch("pymc.sample", mock_pymc_sample):  # plumbing only: no real NUTS in a doctest
-    ...     idata = sample_model(m, seed=0, draws=100, tune=100, chains=2, sampler="pymc", prior_predictive=400)
-    >>> prior_predictive_check(idata, c)["cell"].tolist()
+    ...     r = fit_accuracy_counts(c, pooling="independent", seed=0, prior_predictive=400,
+    ...                             sample_kwargs={"draws": 100, "tune": 100, "chains": 2, "sampler": "pymc"})
+    >>> prior_predictive_check(r.idata, c)["cell"].tolist()
     ['a', 'b']
     """
     import pandas as pd
@@ -238,7 +239,7 @@ def compare_variants(
     prior_draws: int = 500,
     seed: Any = None,
     warn: bool = True,
-    **sampler: Any,
+    sample_kwargs: Mapping[str, Any] | None = None,
 ) -> ModelComparison:
     """Fit each variant to the same counts and compare them (LOO, prior checks, diagnostics).
 
@@ -252,19 +253,21 @@ def compare_variants(
     seed : int or Generator, optional
     warn : bool
         Raise every diagnostic problem as a ``UserWarning`` as well.
-    **sampler
-        NUTS settings passed to every fit.
+    sample_kwargs : dict, optional
+        :func:`pymc.sample` options of every fit (``draws`` per chain, ``tune``, ``chains``,
+        ``target_accept``, ``sampler`` ...), merged by :func:`pbassess.inference.fit`.
 
     Examples
     --------
     >>> import numpy as np
-    >>> from pbassess.hierarchical.models import EnvironmentCounts
+    >>> from pbassess.hierarchical.counts import EnvironmentCounts
     >>> c = EnvironmentCounts("g", ("a", "b", "c"), np.array([40, 30, 5]), np.array([36, 21, 4]),
     ...                       np.array([40, 30, 5]), np.array([0.9, 0.7, 0.8]))
     >>> from unittest import mock
     >>> from pbassess.inference import mock_pymc_sample
     >>> with mock.patch("pymc.sample", mock_pymc_sample):  # plumbing only: no real NUTS in a doctest
-    ...     cmp = compare_variants(c, seed=0, warn=False, draws=200, tune=200, chains=2, sampler="pymc")
+    ...     cmp = compare_variants(c, seed=0, warn=False,
+    ...                            sample_kwargs={"draws": 200, "tune": 200, "chains": 2, "sampler": "pymc"})
     >>> sorted(cmp.table.index)
     ['hierarchical', 'independent', 'pooled']
     """
@@ -280,7 +283,8 @@ def compare_variants(
     for name, options in variants.items():
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            res = fit_accuracy_counts(counts, seed=rng, prior_predictive=prior_draws, **dict(options), **sampler)
+            res = fit_accuracy_counts(counts, seed=rng, prior_predictive=prior_draws, sample_kwargs=sample_kwargs,
+                                      **dict(options))
         for w in caught:
             if "MCMC diagnostics" in str(w.message):
                 problems.append(f"{name}: {w.message}")
@@ -316,9 +320,11 @@ def compare_variants(
     return ModelComparison(table=table, results=results, loo=loo, prior_checks=checks, warnings=problems)
 
 
-def compare_pooling(predictions: Any, by: str, *, per_class: bool = False, seed: Any = None,
-                    prior_draws: int = 500, **sampler: Any) -> ModelComparison:
+def compare_pooling(preds: Any, by: str, *, per_class: bool = False, seed: Any = None,
+                    prior_draws: int = 500, sample_kwargs: Mapping[str, Any] | None = None) -> ModelComparison:
     """Independent vs pooled vs hierarchical accuracy per environment, compared by LOO.
+
+    ``sample_kwargs`` are the :func:`pymc.sample` options of every fit (see :func:`compare_variants`).
 
     Examples
     --------
@@ -328,8 +334,8 @@ def compare_pooling(predictions: Any, by: str, *, per_class: bool = False, seed:
     >>> right = np.r_[np.arange(40) < 36, np.arange(40) < 28, np.arange(8) < 4]  # 0.9, 0.7 and 0.5 right
     >>> p = Predictions.from_top1(np.where(right, "x", "y"), np.full(88, 0.8), np.full(88, "x"),
     ...                           classes=["x", "y"], groups={"site": env})
-    >>> cmp = compare_pooling(p, "site", seed=0, prior_draws=100, draws=100, tune=100, chains=1,
-    ...                       sampler="pymc")  # tiny NUTS runs, for the example only
+    >>> cmp = compare_pooling(p, "site", seed=0, prior_draws=100, sample_kwargs={"draws": 100, "tune": 100, "chains": 1,
+    ...                       "sampler": "pymc"})  # tiny NUTS runs, for the example only
     >>> sorted(cmp.table.index)
     ['hierarchical', 'independent', 'pooled']
     >>> cmp.prior_checks["pooled"]["observed"].tolist()
@@ -339,14 +345,16 @@ def compare_pooling(predictions: Any, by: str, *, per_class: bool = False, seed:
 
     On a fairness data set: ``compare_pooling(load_data("adult-sex"), "race-sex").table``.
     """
-    predictions.require_labels("the pooling comparison")
-    counts = environment_counts(predictions, by, per_class=per_class)
-    return compare_variants(counts, POOLING_VARIANTS, prior_draws=prior_draws, seed=seed, **sampler)
+    preds.require_labels("the pooling comparison")
+    counts = environment_counts(preds, by, per_class=per_class)
+    return compare_variants(counts, POOLING_VARIANTS, prior_draws=prior_draws, seed=seed, sample_kwargs=sample_kwargs)
 
 
-def compare_priors(predictions: Any, by: str, *, seed: Any = None, prior_draws: int = 500,
-                   **sampler: Any) -> ModelComparison:
+def compare_priors(preds: Any, by: str, *, seed: Any = None, prior_draws: int = 500,
+                   sample_kwargs: Mapping[str, Any] | None = None) -> ModelComparison:
     """Uniform vs informed vs hierarchical priors on the environments' accuracies.
+
+    ``sample_kwargs`` are the :func:`pymc.sample` options of every fit (see :func:`compare_variants`).
 
     Examples
     --------
@@ -356,11 +364,11 @@ def compare_priors(predictions: Any, by: str, *, seed: Any = None, prior_draws: 
     >>> right = np.r_[np.arange(40) < 36, np.arange(40) < 28, np.arange(8) < 4]  # 0.9, 0.7 and 0.5 right
     >>> p = Predictions.from_top1(np.where(right, "x", "y"), np.full(88, 0.8), np.full(88, "x"),
     ...                           classes=["x", "y"], groups={"site": env})
-    >>> cmp = compare_priors(p, "site", seed=0, prior_draws=100, draws=100, tune=100, chains=1,
-    ...                      sampler="pymc")  # tiny NUTS runs, for the example only
+    >>> cmp = compare_priors(p, "site", seed=0, prior_draws=100, sample_kwargs={"draws": 100, "tune": 100, "chains": 1,
+    ...                      "sampler": "pymc"})  # tiny NUTS runs, for the example only
     >>> sorted(cmp.table.index), cmp.results["informed"].environments
     (['hierarchical', 'informed', 'uniform'], ['a', 'b', 'c'])
     """
-    predictions.require_labels("the prior comparison")
-    counts = environment_counts(predictions, by)
-    return compare_variants(counts, PRIOR_VARIANTS, prior_draws=prior_draws, seed=seed, **sampler)
+    preds.require_labels("the prior comparison")
+    counts = environment_counts(preds, by)
+    return compare_variants(counts, PRIOR_VARIANTS, prior_draws=prior_draws, seed=seed, sample_kwargs=sample_kwargs)

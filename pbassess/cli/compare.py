@@ -184,16 +184,16 @@ def run_hierarchical(args: argparse.Namespace) -> int:
         warnings.simplefilter("always", UserWarning)
         if args.calibration:
             result = assess_hierarchical_calibration(pred, args.by, bins=args.bins, prior=args.prior, seed=seed,
-                                                     **_ci(args), **sampler)
+                                                     **_ci(args), sample_kwargs=sampler)
         else:
             result = assess_hierarchical(pred, args.by, per_class=args.per_class, kind=args.kind,
                                          pooling=args.pooling, prior=args.prior, seed=seed, **_ci(args),
-                                         **sampler)
+                                         sample_kwargs=sampler)
         payload = result.to_json()
         if args.compare_pooling:
             from pbassess.assess.pooling import compare_pooling
 
-            cmp = compare_pooling(pred, args.by, per_class=args.per_class, seed=seed, **sampler)
+            cmp = compare_pooling(pred, args.by, per_class=args.per_class, seed=seed, sample_kwargs=sampler)
             table = cmp.table.reset_index(names="variant")
             keep = ["variant", "rank", "elpd", "elpd_diff", "dse", "weight", "pareto_k_bad", "max_rhat",
                     "min_ess_bulk", "divergences", "prior_check_extreme"]

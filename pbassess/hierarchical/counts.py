@@ -76,7 +76,8 @@ class CalibrationCounts:
 
     ``n``/``k`` are labeled and correct items per (environment, bin); ``weight`` is each bin's
     share of the environment's whole pool (rows sum to one) and ``score`` the pool's mean
-    confidence in the bin (NaN for empty bins).
+    confidence in the bin (NaN for empty bins). ``observations`` lists the labeled items (flat
+    cell ``e * B + b``, correct 1/0, item ids) when the pool lists them (``None`` when lazy).
 
     Examples
     --------
@@ -99,6 +100,7 @@ class CalibrationCounts:
     weight: np.ndarray
     score: np.ndarray
     extra: dict[str, Any] = field(default_factory=dict)
+    observations: Any = field(default=None, compare=False, repr=False)
 
     @property
     def bins(self) -> tuple[str, ...]:
@@ -216,4 +218,19 @@ def calibration_counts(
         weight = np.where(totals > 0, n_items / np.maximum(totals, 1), 0.0)
         score = np.where(n_items > 0, score_sum / np.maximum(n_items, 1), np.nan)
     return CalibrationCounts(by=by, environments=envs, edges=edges, n=n, k=k, n_items=n_items, weight=weight,
-                             score=score)
+                             score=score, observations=_bin_observations(predictions, by, envs, edges))
+
+
+def _bin_observations(predictions: Any, by: str, envs: Sequence[str], edges: np.ndarray) -> Any:
+    """Each labeled item's environment x confidence-bin cell and correctness; None when lazy."""
+    from pbassess.counting import assign_bins
+    from pbassess.inference import Observations
+
+    n_bins = edges.size - 1
+
+    def cells(p: Any):
+        index = {e: i for i, e in enumerate(envs)}
+        env = np.array([index.get(str(v), -1) for v in p.group(by)], dtype=np.int64)
+        return np.where(env >= 0, env * n_bins + assign_bins(p.confidence, edges), -1), p.correct
+
+    return Observations.of_pool(predictions, cells)

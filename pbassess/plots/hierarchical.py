@@ -42,8 +42,8 @@ def plot_environment_accuracy(result: Any, *, ax: Any = None, show_raw: bool = T
     >>> p = Predictions.from_top1(np.where(right, "x", "y"), np.full(88, 0.8), np.full(88, "x"),
     ...                           classes=["x", "y"], groups={"site": env})
     >>> from pbassess.assess import assess_hierarchical
-    >>> res = assess_hierarchical(p, "site", seed=0, draws=100, tune=100, chains=1,
-    ...                           sampler="pymc")  # a tiny NUTS run, for the example only
+    >>> res = assess_hierarchical(p, "site", seed=0, sample_kwargs={"draws": 100, "tune": 100, "chains": 1,
+    ...                           "sampler": "pymc"})  # a tiny NUTS run, for the example only
     >>> fig = plot_environment_accuracy(res)
     >>> [t.get_text() for t in fig.axes[0].get_yticklabels()]
     ['a (n=40)', 'b (n=40)', 'c (n=8)']
@@ -90,8 +90,8 @@ def plot_environment_class_accuracy(result: Any, *, ax: Any = None, cmap: str = 
     >>> truth = np.where(rng.random(120) < 0.8, predicted, np.where(predicted == "x", "y", "x"))
     >>> p = Predictions.from_top1(predicted, np.full(120, 0.8), truth, classes=["x", "y"],
     ...                           groups={"site": np.repeat(["a", "b", "c"], 40)})
-    >>> res = assess_hierarchical(p, "site", per_class=True, seed=0, draws=100, tune=100, chains=1,
-    ...                           sampler="pymc")  # a tiny NUTS run, for the example only
+    >>> res = assess_hierarchical(p, "site", per_class=True, seed=0, sample_kwargs={"draws": 100, "tune": 100,
+    ...                           "chains": 1, "sampler": "pymc"})  # a tiny NUTS run, for the example only
     >>> fig = plot_environment_class_accuracy(res)
     >>> fig.axes[0].images[0].get_array().shape  # environments x predicted classes
     (3, 2)
@@ -126,8 +126,8 @@ def plot_environment_reliability(result: Any, *, ncols: int = 4, figsize_per: fl
     >>> conf = rng.uniform(0.5, 1, 300)
     >>> p = Predictions.from_top1(np.zeros(300, int), conf, (rng.random(300) > conf).astype(int),
     ...                           classes=["0", "1"], groups={"site": np.repeat(["x", "y", "z"], 100)})
-    >>> res = assess_hierarchical_calibration(p, "site", bins=5, seed=0, draws=100, tune=100, chains=1,
-    ...                                       sampler="pymc")  # a tiny NUTS run, for the example only
+    >>> res = assess_hierarchical_calibration(p, "site", bins=5, seed=0, sample_kwargs={"draws": 100, "tune": 100,
+    ...                                       "chains": 1, "sampler": "pymc"})  # a tiny NUTS run, for the example only
     >>> fig = plot_environment_reliability(res, ncols=2)  # 2 x 2 panels: the spare one holds the legend
     >>> [ax.get_title().splitlines()[0] for ax in fig.axes[:3]]
     ['x', 'y', 'z']
@@ -192,8 +192,8 @@ def plot_ece(result: Any, *, ax: Any = None):
     >>> conf = rng.uniform(0.5, 1, 300)
     >>> p = Predictions.from_top1(np.zeros(300, int), conf, (rng.random(300) > conf).astype(int),
     ...                           classes=["0", "1"], groups={"site": np.repeat(["x", "y", "z"], 100)})
-    >>> res = assess_hierarchical_calibration(p, "site", bins=5, seed=0, draws=100, tune=100, chains=1,
-    ...                                       sampler="pymc")  # a tiny NUTS run, for the example only
+    >>> res = assess_hierarchical_calibration(p, "site", bins=5, seed=0, sample_kwargs={"draws": 100, "tune": 100,
+    ...                                       "chains": 1, "sampler": "pymc"})  # a tiny NUTS run, for the example only
     >>> ax = plot_ece(res).axes[0]
     >>> [t.get_text() for t in ax.get_yticklabels()], [t.get_text() for t in ax.get_legend().get_texts()]
     (['x', 'y', 'z'], ['posterior mean and HDI', 'plug-in ECE of labeled items'])
@@ -219,11 +219,11 @@ def plot_pooling_comparison(comparison: Any, *, ax: Any = None):
     --------
     >>> import numpy as np
     >>> from pbassess.assess.pooling import POOLING_VARIANTS, compare_variants
-    >>> from pbassess.hierarchical.models import EnvironmentCounts
+    >>> from pbassess.hierarchical.counts import EnvironmentCounts
     >>> counts = EnvironmentCounts("site", ("a", "b", "c"), np.array([40, 40, 8]), np.array([36, 28, 4]),
     ...                            np.array([40, 40, 8]), np.array([0.8, 0.8, 0.8]))
-    >>> cmp = compare_variants(counts, POOLING_VARIANTS, prior_draws=0, seed=0, warn=False, draws=100, tune=100,
-    ...                        chains=1, sampler="pymc")  # tiny NUTS runs; or compare_pooling(predictions, "site")
+    >>> cmp = compare_variants(counts, POOLING_VARIANTS, prior_draws=0, seed=0, warn=False, sample_kwargs={"draws": 100,
+    ...                        "tune": 100, "chains": 1, "sampler": "pymc"})  # tiny runs; or compare_pooling(preds, "site")
     >>> fig = plot_pooling_comparison(cmp)
     >>> [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     ['independent', 'pooled', 'hierarchical', 'k/n']

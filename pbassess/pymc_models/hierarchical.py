@@ -51,7 +51,9 @@ __all__ = [
     "KINDS",
     "POOLINGS",
     "HierarchicalAccuracySpec",
+    "HierarchicalCalibrationSpec",
     "accuracy_model",
+    "calibration_model",
     "centered_cells",
     "observations_from_counts",
     "population_draws",
@@ -375,6 +377,86 @@ def accuracy_model(
     return model
 
 
+def _used_bins(n_items: Any) -> np.ndarray:
+    """Bins holding an item of some environment (the calibration model leaves the others out)."""
+    return np.asarray(n_items).sum(axis=0) > 0
+
+
+def calibration_model(
+    counts: Any,
+    *,
+    prior: str = "uniform",
+    parameterization: str = "auto",
+):
+    """Hierarchical reliability per environment, bin accuracies pooled across environments.
+
+    ``logit theta_eb = m_b + sigma z_eb`` with ``m_b ~ Normal(loc_b, 1.5)`` (``loc_b = 0`` for
+    ``prior="uniform"``, ``logit(mean score of bin b)`` for ``"informed"``, i.e. centred on
+    perfect calibration) and ``sigma ~ HalfNormal(1)``; bins empty in every environment are
+    left out. Deterministics: ``bin_accuracy`` (environment, bin), ``reliability`` (bin, the
+    population curve ``sigmoid(m_b)``) and ``ece`` (environment) =
+    ``sum_b w_eb |theta_eb - s_eb|`` with the pool's bin shares ``w`` and mean scores ``s``.
+    The same centring rule as :func:`accuracy_model` (with bin effects removed from the spread).
+
+    Parameters
+    ----------
+    counts : CalibrationCounts
+        Per environment and bin: ``n``, ``k`` (labeled, correct), ``n_items``, ``weight``,
+        ``score``, and the names ``environments`` and ``bins``
+        (:func:`pbassess.hierarchical.counts.calibration_counts`, or any object with these).
+    prior : {"uniform", "informed"}
+    parameterization : {"auto", "noncentered", "centered"}
+
+    Returns
+    -------
+    pymc.Model
+        Observed ``k`` over dim ``cell`` (labeled environment x bin cells).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> c = SimpleNamespace(n=np.array([[0, 20, 30], [0, 5, 40]]), k=np.array([[0, 12, 27], [0, 3, 36]]),
+    ...                     n_items=np.array([[0, 20, 30], [0, 5, 40]]), weight=np.array([[0, .4, .6], [0, .1, .9]]),
+    ...                     score=np.array([[np.nan, .65, .9], [np.nan, .6, .92]]), environments=("x", "y"),
+    ...                     bins=("0.0-0.5", "0.5-0.8", "0.8-1.0"))
+    >>> m = calibration_model(c)
+    >>> m.named_vars_to_dims["ece"], list(m.coords["bin"])
+    (('environment',), ['0.5-0.8', '0.8-1.0'])
+    """
+    import pymc as pm
+
+    if prior not in ("uniform", "informed"):
+        raise ConfigError(f"unknown prior {prior!r} (choose 'uniform' or 'informed')")
+    n, k = _check_counts(counts.n, counts.k)
+    n_items = np.asarray(counts.n_items)
+    used = _used_bins(n_items)
+    bins = [str(b) for b, u in zip(counts.bins, used, strict=True) if u]
+    n, k = n[:, used], k[:, used]
+    weight = np.asarray(counts.weight, dtype=float)[:, used]
+    raw_score = np.asarray(counts.score, dtype=float)[:, used]
+    score = np.nan_to_num(raw_score, nan=0.0)
+    envs = [str(e) for e in counts.environments]
+    dims = ("environment", "bin")
+    names = _cell_names(envs, bins)
+    with pm.Model(coords={"environment": envs, "bin": bins}) as model:
+        if prior == "informed":
+            items = n_items[:, used]
+            loc = _logit(np.nansum(raw_score * items, axis=0) / items.sum(axis=0))
+        else:
+            loc = np.zeros(len(bins))
+        m_b = pm.Normal("bin_mu", loc, MU_SCALE, dims="bin")
+        sigma = pm.HalfNormal("sigma", SIGMA_SCALE)
+        centered = centered_cells(n, k, parameterization, "columns")
+        eta = _mixed_normal("u", m_b[None, :], sigma, centered, dims, n.shape, names)
+        theta = pm.Deterministic("bin_accuracy", pm.math.sigmoid(eta), dims=dims)
+        pm.Deterministic("reliability", pm.math.sigmoid(m_b), dims="bin")
+        pm.Deterministic("ece", (weight * abs(theta - score)).sum(axis=1), dims="environment")
+        _observe(theta, n, k, names)
+    model.pbassess_info = {"pooling": "hierarchical", "kind": "logit-normal", "prior": prior,
+                           "parameterization": parameterization, "bins_used": used.tolist()}
+    return model
+
+
 # ---------------------------------------------------------------------------- population
 _GH_NODES, _GH_WEIGHTS = np.polynomial.hermite_e.hermegauss(40)
 _GH_WEIGHTS = _GH_WEIGHTS / _GH_WEIGHTS.sum()
@@ -603,3 +685,187 @@ class HierarchicalAccuracySpec(Spec):
 
     def cell_n(self) -> np.ndarray:
         return self.n.ravel()
+
+
+# ---------------------------------------------------------------------------- Bernoulli cells
+class BernoulliCellsSpec(Spec):
+    """Shared part of the NUTS-only specs whose items are Bernoulli draws of a per-cell probability.
+
+    A subclass sets ``n`` and ``k`` (labeled and correct items per cell, any shape, flattened in
+    C order), ``cell_names`` (flat), ``observations`` (flat cell index, correct 1/0), ``reported``
+    and ``coords``, names the model's per-cell probability in :attr:`theta_name`, and builds the
+    PyMC model in :meth:`build_model`. Prior draws, the log prior and the posterior's variables
+    all come from the PyMC model (its free variables and deterministics); the log-likelihood is
+    one Bernoulli value per labeled item (one Binomial value per labeled cell when the items are
+    unknown).
+
+    Examples
+    --------
+    >>> spec = HierarchicalCalibrationSpec  # a subclass
+    >>> issubclass(spec, BernoulliCellsSpec), spec.theta_name
+    (True, 'bin_accuracy')
+    """
+
+    observed_name = "correct"
+    nuts_defaults = HIERARCHICAL_NUTS_DEFAULTS
+    #: The model's variable holding each cell's probability of a correct item.
+    theta_name: str = "accuracy"
+
+    n: np.ndarray
+    k: np.ndarray
+    cell_names: list[str]
+    _model: Any = None
+
+    def build_model(self):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def model(self):
+        if self._model is None:
+            self._model = self.build_model()
+        return self._model
+
+    @property
+    def has_conjugate(self) -> bool:
+        return False
+
+    def prior_draws(self, n_draws, rng):
+        return None  # from the PyMC model
+
+    def log_prior(self, draws):
+        return None  # PyMC's own (pm.compute_log_prior on the model)
+
+    def complete(self, draws: Mapping[str, np.ndarray]) -> dict[str, tuple[tuple[str, ...], np.ndarray]]:
+        model = self.model()
+        var_dims = model.named_vars_to_dims
+        names = [v.name for v in model.free_RVs] + [v.name for v in model.deterministics]
+        out = {name: (tuple(var_dims.get(name, ())), np.asarray(draws[name])) for name in names if name in draws}
+        if self.theta_name not in out:
+            raise ConfigError(f"the draws hold no {self.theta_name!r}")
+        return out
+
+    def _theta(self, draws: Mapping[str, np.ndarray]) -> np.ndarray:
+        theta = np.asarray(draws[self.theta_name], dtype=float)
+        theta = theta.reshape(*theta.shape[:2], -1)
+        return np.clip(theta, np.finfo(float).tiny, np.nextafter(1.0, 0.0))
+
+    def _check_observations(self) -> None:
+        obs = self.observations
+        if obs is not None and obs.size and int(obs.cell.max()) >= self.n.size:
+            raise ConfigError(f"an item's cell index {int(obs.cell.max())} is out of range ({self.n.size} cells)")
+
+    def log_likelihood(self, draws, per_item):
+        theta = self._theta(draws)
+        if per_item:
+            from scipy import special
+
+            obs = self.observations
+            t = theta[..., obs.cell]
+            y = obs.outcome.astype(float)
+            return ("item",), special.xlogy(y, t) + special.xlog1py(1.0 - y, -t), {}
+        from pbassess.inference.trees import binomial_loglik
+
+        labeled = np.flatnonzero(self.n.ravel() > 0)
+        values = binomial_loglik(self.n.ravel()[labeled], self.k.ravel()[labeled], theta[..., labeled])
+        return ("cell",), values, {"cell": [self.cell_names[i] for i in labeled]}
+
+    def observed_data(self) -> xr.Dataset:
+        if self.observations is not None:
+            obs = self.observations
+            return xr.Dataset({self.observed_name: ("item", obs.outcome)}, coords={"item": obs.item})
+        labeled = np.flatnonzero(self.n.ravel() > 0)
+        return xr.Dataset({self.observed_name: ("cell", self.k.ravel()[labeled])},
+                          coords={"cell": [self.cell_names[i] for i in labeled]})
+
+    def _item_cells(self, data: dict[str, Any], coords: dict[str, Any]) -> None:
+        """Add each labeled item's cell name (``item_cell``, dim ``item``) to constant data."""
+        if self.observations is not None:
+            data["item_cell"] = ("item", np.asarray(self.cell_names, dtype=object)[self.observations.cell])
+            coords["item"] = self.observations.item
+
+    def cell_n(self) -> np.ndarray:
+        return self.n.ravel()
+
+
+class HierarchicalCalibrationSpec(BernoulliCellsSpec):
+    """The calibration model of :func:`calibration_model` for :func:`pbassess.inference.fit` (NUTS only).
+
+    Reported: ``bin_accuracy`` (environment, bin), ``reliability`` (bin, the population curve),
+    ``ece`` (environment) and ``sigma``. Bins empty in every environment are left out (coord
+    ``bin`` holds the others). The log-likelihood is one Bernoulli value per labeled item with
+    its environment x bin accuracy; the log prior and the prior draws are PyMC's.
+
+    Parameters
+    ----------
+    counts : CalibrationCounts
+        As for :func:`calibration_model` (``edges`` too, when it has them, kept in ``constant_data``).
+    prior, parameterization
+        As for :func:`calibration_model`.
+    observations : Observations, optional
+        The labeled items, each with its flat cell ``e * B + b`` over *all* B bins of ``counts``
+        (:func:`pbassess.hierarchical.counts.calibration_counts` lists them so).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> from unittest import mock
+    >>> from pbassess.inference import fit, mock_pymc_sample
+    >>> n, k = np.array([[0, 3, 4], [0, 2, 5]]), np.array([[0, 2, 4], [0, 1, 4]])
+    >>> c = SimpleNamespace(n=n, k=k, n_items=n, weight=n / n.sum(1, keepdims=True),
+    ...                     score=np.array([[np.nan, .7, .9], [np.nan, .6, .95]]), environments=("x", "y"),
+    ...                     bins=("lo", "mid", "hi"))
+    >>> obs = Observations.of([1, 1, 1, 2, 2, 2, 2, 4, 4, 5, 5, 5, 5, 5], [1, 1, 0, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 0])
+    >>> spec = HierarchicalCalibrationSpec(c, observations=obs)
+    >>> sorted(spec.reported), spec.observations.cell.tolist()[:4]
+    (['bin_accuracy', 'ece', 'reliability', 'sigma'], [0, 0, 0, 1])
+    >>> with mock.patch("pymc.sample", mock_pymc_sample):  # plumbing only: no real NUTS in a doctest
+    ...     tree = fit(spec, inference="nuts", seed=0, sample_kwargs={"draws": 20, "tune": 20, "chains": 1}).idata
+    >>> dict(tree["log_likelihood"]["correct"].sizes)
+    {'chain': 1, 'draw': 20, 'item': 14}
+    """
+
+    name = "hierarchical calibration"
+    theta_name = "bin_accuracy"
+
+    def __init__(self, counts: Any, *, prior: str = "uniform", parameterization: str = "auto",
+                 observations: Observations | None = None) -> None:
+        n_items = np.asarray(counts.n_items)
+        used = _used_bins(n_items)
+        self.counts = counts
+        self.prior = prior
+        self.parameterization = parameterization
+        self.used = used
+        self.n, self.k = _check_counts(np.asarray(counts.n)[:, used], np.asarray(counts.k)[:, used])
+        self.n_items = n_items[:, used]
+        self.weight = np.asarray(counts.weight, dtype=float)[:, used]
+        self.score = np.asarray(counts.score, dtype=float)[:, used]
+        self.edges = None if getattr(counts, "edges", None) is None else np.asarray(counts.edges, dtype=float)
+        self.environments = [str(e) for e in counts.environments]
+        self.bins = [str(b) for b, u in zip(counts.bins, used, strict=True) if u]
+        self.cell_names = _cell_names(self.environments, self.bins)
+        if observations is not None:
+            env, b = np.divmod(observations.cell, used.size)
+            if observations.size and (int(env.max()) >= len(self.environments) or not used[b].all()):
+                raise ConfigError("an item's cell is out of range or in a bin without items")
+            position = np.cumsum(used) - 1
+            observations = Observations(env * len(self.bins) + position[b], observations.outcome, observations.item)
+        self.observations = observations
+        self._model = None
+        model = self.model()  # validates the options and names the variables and their dims
+        self.coords = {name: list(values) for name, values in model.coords.items() if name != "cell"}
+        self.reported = {"bin_accuracy": ("environment", "bin"), "reliability": ("bin",), "ece": ("environment",),
+                         "sigma": ()}
+        self._check_observations()
+
+    def build_model(self):
+        return calibration_model(self.counts, prior=self.prior, parameterization=self.parameterization)
+
+    def constant_data(self) -> xr.Dataset:
+        dims = ("environment", "bin")
+        coords: dict[str, Any] = {"environment": self.environments, "bin": self.bins}
+        data: dict[str, Any] = {"n_labeled": (dims, self.n), "n_correct": (dims, self.k),
+                                "n_items": (dims, self.n_items), "weight": (dims, self.weight),
+                                "score": (dims, self.score)}
+        if self.edges is not None:
+            data["edges"] = ("edge", self.edges)
+        self._item_cells(data, coords)
+        return xr.Dataset(data, coords=coords)

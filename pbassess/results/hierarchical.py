@@ -1,4 +1,4 @@
-"""Results of the hierarchical multi-environment assessments (:func:`pbassess.assess_hierarchical`).
+"""Results of the hierarchical assessments: environments (:func:`pbassess.assess_hierarchical`) and shift trends.
 
 Every summary reports R-hat and bulk ESS per row and, in ``summary().attrs["diagnostics"]``
 and in ``to_json()``, the fit's diagnostics (:func:`pbassess.inference.diagnostics`: worst
@@ -16,7 +16,7 @@ import xarray as xr
 from pbassess.results.base import AssessmentResult
 from pbassess.stats import hdi_from_draws
 
-__all__ = ["HierarchicalCalibrationResult", "HierarchicalResult", "posterior_diagnostics"]
+__all__ = ["HierarchicalCalibrationResult", "HierarchicalResult", "ShiftTrendResult", "posterior_diagnostics"]
 
 
 def posterior_diagnostics(posterior: xr.Dataset, var: str) -> tuple[np.ndarray, np.ndarray]:
@@ -105,8 +105,8 @@ class HierarchicalResult(_HierarchicalBase):
     >>> p = Predictions.from_top1(np.where(right, "x", "y"), np.full(88, 0.8), np.full(88, "x"),
     ...                           classes=["x", "y"], groups={"site": env})
     >>> from pbassess.assess import assess_hierarchical
-    >>> res = assess_hierarchical(p, "site", seed=0, draws=100, tune=100, chains=1,
-    ...                           sampler="pymc")  # a tiny NUTS run, for the example only
+    >>> res = assess_hierarchical(p, "site", seed=0, sample_kwargs={"draws": 100, "tune": 100, "chains": 1,
+    ...                           "sampler": "pymc"})  # a tiny NUTS run, for the example only
     >>> res.environments, res.pooling, res.posterior["accuracy"].dims
     (['a', 'b', 'c'], 'hierarchical', ('chain', 'draw', 'environment'))
     >>> t = res.summary().set_index("environment")
@@ -258,8 +258,8 @@ class HierarchicalCalibrationResult(_HierarchicalBase):
     >>> conf = rng.uniform(0.5, 1, 300)
     >>> p = Predictions.from_top1(np.zeros(300, int), conf, (rng.random(300) > conf).astype(int),
     ...                           classes=["0", "1"], groups={"site": np.repeat(["x", "y", "z"], 100)})
-    >>> res = assess_hierarchical_calibration(p, "site", bins=5, seed=0, draws=100, tune=100, chains=1,
-    ...                                       sampler="pymc")  # a tiny NUTS run, for the example only
+    >>> res = assess_hierarchical_calibration(p, "site", bins=5, seed=0, sample_kwargs={"draws": 100, "tune": 100,
+    ...                                       "chains": 1, "sampler": "pymc"})  # a tiny NUTS run, for the example only
     >>> res.environments, res.posterior["bin_accuracy"].dims[2:], res.posterior["ece"].dims[2:]
     (['x', 'y', 'z'], ('environment', 'bin'), ('environment',))
     >>> res.summary()["environment"].tolist()
@@ -320,6 +320,19 @@ class HierarchicalCalibrationResult(_HierarchicalBase):
             "diagnostics": self._diag(),
         })
 
+    def _build_model(self):
+        """The calibration model rebuilt from the saved counts (the bins it kept) and options."""
+        from types import SimpleNamespace
+
+        from pbassess.pymc_models.hierarchical import calibration_model
+
+        c = self.counts
+        cells = SimpleNamespace(n=c["n_labeled"].to_numpy(), k=c["n_correct"].to_numpy(),
+                                n_items=c["n_items"].to_numpy(), weight=c["weight"].to_numpy(),
+                                score=c["score"].to_numpy(), environments=self.environments, bins=self.bins)
+        return calibration_model(cells, prior=str(self.prior.get("kind", "uniform")),
+                                 parameterization=str(self.options.get("parameterization", "auto")))
+
     def plot(self, **kwargs: Any):
         """Reliability diagrams per environment (small multiples)."""
         from pbassess.plots.hierarchical import plot_environment_reliability
@@ -327,3 +340,113 @@ class HierarchicalCalibrationResult(_HierarchicalBase):
         return plot_environment_reliability(self, **kwargs)
 
 
+
+
+class ShiftTrendResult(_HierarchicalBase):
+    """Accuracy or calibration pooled across ordered shift levels with a trend in the intensity.
+
+    From :func:`pbassess.shift.hierarchical.fit_accuracy_trend`, :func:`~pbassess.shift.hierarchical.fit_table_trend`
+    (``trend="accuracy"``: posterior ``theta`` per level, ``alpha``, ``beta``, ``sigma``) or
+    :func:`~pbassess.shift.hierarchical.fit_calibration_trend` (``trend="calibration"``: ``ece``
+    and ``delta`` per level, ``a``, ``b``, ``sigma``, ``tau``). ``counts`` holds ``n_labeled``,
+    ``n_correct`` (per level, or level x bin) and ``intensity``.
+
+    Examples
+    --------
+    >>> from unittest import mock
+    >>> from pbassess.inference import mock_pymc_sample
+    >>> from pbassess.shift.hierarchical import fit_accuracy_trend
+    >>> with mock.patch("pymc.sample", mock_pymc_sample):  # plumbing only: no real NUTS in a doctest
+    ...     res = fit_accuracy_trend([90, 80, 70], [100, 100, 100], seed=0,
+    ...                              sample_kwargs={"draws": 50, "tune": 50, "chains": 2})["result"]
+    >>> res.trend, res.levels, res.summary()["level"].tolist()
+    ('accuracy', ['0', '1', '2'], ['0', '1', '2'])
+    >>> res.sentence().startswith("P(accuracy falls as the shift grows)")
+    True
+    """
+
+    metric = "shift-trend"
+
+    @property
+    def trend(self) -> str:
+        """``"accuracy"`` or ``"calibration"``."""
+        return str(self.options.get("trend", "accuracy"))
+
+    @property
+    def levels(self) -> list[str]:
+        """The shift levels, in order."""
+        return [str(v) for v in self.posterior["level"].to_numpy()]
+
+    @property
+    def _var(self) -> str:
+        return "theta" if self.trend == "accuracy" else "ece"
+
+    @property
+    def _slope(self) -> str:
+        return "beta" if self.trend == "accuracy" else "b"
+
+    def prob_trend(self) -> float:
+        """P(accuracy falls with the shift) (``beta < 0``), or P(overconfidence grows with it) (``b < 0``)."""
+        return float((self.posterior[self._slope].to_numpy() < 0).mean())
+
+    def summary(self):
+        """One row per level: ``level``, ``intensity``, ``mean``/``hdi_low``/``hdi_high`` of the level's
+        accuracy (``theta``) or ECE, ``n_labeled``, ``r_hat``, ``ess_bulk``."""
+        import pandas as pd
+
+        st = self._stat(self._var)
+        rhat, ess = posterior_diagnostics(self.posterior, self._var)
+        n = self.counts["n_labeled"].to_numpy()
+        n = n.sum(axis=1) if n.ndim == 2 else n
+        table = pd.DataFrame({
+            "level": self.levels, "intensity": self.counts["intensity"].to_numpy(), "mean": st["mean"],
+            "hdi_low": st["hdi"][:, 0], "hdi_high": st["hdi"][:, 1], "n_labeled": n.astype(int),
+            "r_hat": rhat, "ess_bulk": ess,
+        })
+        table = self.annotate(table)
+        table.attrs["diagnostics"] = self._diag()
+        table.attrs["ci_prob"] = self.ci_prob
+        return table
+
+    def sentence(self) -> str:
+        st = self._stat(self._var)
+        lv = self.levels
+        what = "accuracy falls as the shift grows" if self.trend == "accuracy" else "overconfidence grows with the shift"
+        name = "accuracy" if self.trend == "accuracy" else "ECE"
+        text = (f"P({what}) = {self.prob_trend():.3f}; {name} from {st['mean'][0]:.3f} (level {lv[0]}) "
+                f"to {st['mean'][-1]:.3f} (level {lv[-1]})")
+        return self.qualify(text + self._diag_text() + ".")
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"metric", "trend", "levels", "intensity", "mean", "hdi", "n_labeled", "prob_trend", "diagnostics"}``."""
+        table = self.summary()
+        return self.with_envelope({
+            "metric": self.metric, "trend": self.trend, "ci_prob": self.ci_prob, "levels": self.levels,
+            "intensity": table["intensity"].tolist(), "mean": table["mean"].tolist(),
+            "hdi": table[["hdi_low", "hdi_high"]].to_numpy().tolist(), "n_labeled": table["n_labeled"].tolist(),
+            "prob_trend": self.prob_trend(), "diagnostics": self._diag(),
+        })
+
+    def _build_model(self):
+        """The trend model rebuilt from the saved counts."""
+        from pbassess.pymc_models.shift import accuracy_trend_model, calibration_trend_model
+
+        c = self.counts
+        x = c["intensity"].to_numpy()
+        if self.trend == "accuracy":
+            return accuracy_trend_model(c["n_correct"].to_numpy(), c["n_labeled"].to_numpy(), x, levels=self.levels)
+        return calibration_trend_model(c["n_labeled"].to_numpy(), c["n_correct"].to_numpy(), c["score_sum"].to_numpy(),
+                                       x, levels=self.levels, bins=[str(b) for b in c["bin"].to_numpy()])
+
+    def plot(self, **kwargs: Any):
+        """Posterior mean and HDI per level (the shift table's level-posterior figure)."""
+        from pbassess.plots.shift import plot_level_posteriors
+
+        st = self._stat(self._var)
+        metric = "accuracy" if self.trend == "accuracy" else "ece"
+        name = str(self.options.get("model", "model"))
+        ds = xr.Dataset({f"{metric}_mean": (("level", "model"), st["mean"][:, None]),
+                         f"{metric}_hdi": (("level", "model", "hdi"), st["hdi"][:, None, :])},
+                        coords={"level": self.levels, "model": [name]},
+                        attrs={"by": self.options.get("by", "level"), "ci_prob": self.ci_prob})
+        return plot_level_posteriors(ds, metric, **kwargs)

@@ -57,13 +57,13 @@ def test_progress_bar_shows_when_a_person_watches(captured, monkeypatch):
 
 
 def test_hierarchical_and_confusion_samplers_use_the_same_rule(captured, monkeypatch):
-    from pbassess.hierarchical.models import accuracy_model
-    from pbassess.hierarchical.models import sample_model as hier_sample
     from pbassess.pymc_models.confusion import confusion_model, sample_confusion_model
+    from pbassess.pymc_models.hierarchical import HIERARCHICAL_NUTS_DEFAULTS, accuracy_model
 
     monkeypatch.setattr(pymc, "compute_log_likelihood", lambda *args, **kwargs: None)  # plumbing only
     monkeypatch.setattr("sys.stderr", _Terminal())
-    hier_sample(accuracy_model([30, 4], [27, 2], environments=["a", "b"]), seed=1, draws=10, tune=10, chains=1)
+    sample_model(accuracy_model([30, 4], [27, 2], environments=["a", "b"]), seed=1,
+                 sample_kwargs={"draws": 10, "tune": 10, "chains": 1}, defaults=HIERARCHICAL_NUTS_DEFAULTS)
     sample_confusion_model(confusion_model([[8, 2], [1, 9]], np.ones((2, 2))), seed=1,
                            sample_kwargs={"draws": 10, "tune": 10, "chains": 1})
     assert [c["progressbar"] for c in captured] == [True, True]

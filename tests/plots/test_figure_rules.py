@@ -188,9 +188,10 @@ def test_reference_lines_are_named(figures):
 def hierarchical():
     pool = _pool(n=480)
     with mock.patch("pymc.sample", mock_pymc_sample):  # only the drawing is under test
-        acc = assess_hierarchical(pool, "site", seed=0, draws=50, tune=50, chains=1, sampler="pymc")
-        cal = assess_hierarchical_calibration(pool, "site", bins=5, seed=0, draws=50, tune=50, chains=1,
-                                              sampler="pymc")
+        acc = assess_hierarchical(pool, "site", seed=0, sample_kwargs={"draws": 50, "tune": 50, "chains": 1,
+                                                                       "sampler": "pymc"})
+        cal = assess_hierarchical_calibration(pool, "site", bins=5, seed=0,
+                                              sample_kwargs={"draws": 50, "tune": 50, "chains": 1, "sampler": "pymc"})
     return acc, cal
 
 

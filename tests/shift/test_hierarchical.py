@@ -81,3 +81,54 @@ def test_calibration_model_validates_counts():
         calibration_trend_model([[1, 2]], [[1, 1]], [[0.5, 1.5]])
     with pytest.raises(ConfigError, match="every level needs"):
         calibration_trend_model([[1, 2], [0, 0]], [[1, 1], [0, 0]], [[0.5, 1.5], [0, 0]])
+
+
+# ---------------------------------------------------------------------------- the fit layer (issue 18)
+@pytest.mark.slow
+def test_accuracy_trend_on_the_fit_layer_matches_sampling_the_model_directly(tmp_path):
+    """The fit layer samples the same model as before (sampled by itself): theta within Monte Carlo error;
+    the result holds the DataTree contract and reloads whole."""
+    import arviz as az
+
+    import pbassess as pb
+    from pbassess.inference import sample_model
+
+    rng = np.random.default_rng(7)
+    n = np.array([200, 200, 50, 200, 200])
+    k = rng.binomial(n, [0.95, 0.9, 0.85, 0.75, 0.7])
+    kw = {"draws": 500, "tune": 500, "chains": 4, "progressbar": False}
+    fit = fit_accuracy_trend(k, n, seed=1, sample_kwargs=kw)
+    res = fit["result"]
+    tree = fit["idata"]
+    assert {"posterior", "prior", "log_likelihood", "log_prior", "observed_data", "constant_data",
+            "sample_stats"} <= set(tree.children)
+    assert tree["log_likelihood"]["correct"].sizes["item"] == int(n.sum())
+    assert res.loo().n_data_points == int(n.sum())
+    direct = sample_model(accuracy_trend_model(k, n), seed=2, sample_kwargs={**kw, "target_accept": 0.95},
+                          log_likelihood=False)
+    ours = fit["theta"].mean(axis=0)
+    theirs = direct["posterior"]["theta"].mean(("chain", "draw")).to_numpy()
+    sd = fit["theta"].std(axis=0)
+    assert fit["diagnostics"]["ok"], fit["diagnostics"]
+    ess = float(az.ess(direct["posterior"]["theta"].to_dataset(), method="bulk")["theta"].min())
+    assert ess >= 100
+    # the difference of two means with ESS >= 100 each has sd <= sd * sqrt(2 / 100)
+    assert np.all(np.abs(ours - theirs) < 4 * sd * np.sqrt(2 / 100))
+    assert abs(fit["p_decreasing"] - float((direct["posterior"]["beta"].to_numpy() < 0).mean())) < 0.05
+    back = pb.load_result(res.save(tmp_path / "trend.nc"))
+    assert back.sentence() == res.sentence() and back.summary().equals(res.summary())
+    back._model = None
+    assert back.model.named_vars_to_dims["theta"] == ("level",)
+
+
+def test_trend_specs_validate_and_imply_items():
+    from pbassess.pymc_models.shift import AccuracyTrendSpec, CalibrationTrendSpec
+
+    spec = AccuracyTrendSpec([3, 1], [4, 2], [0.0, 2.0])
+    assert spec.observations.size == 6 and spec.levels == ["0.0", "2.0"] and not spec.has_conjugate
+    assert np.bincount(spec.observations.cell).tolist() == [4, 2]
+    cal = CalibrationTrendSpec([[0, 4], [3, 0]], [[0, 2], [1, 0]], [[0.0, 3.2], [2.1, 0.0]], levels=["a", "b"],
+                               bins=["lo", "hi"])
+    assert cal.cell_names == ["a|hi", "b|lo"] and cal.n.tolist() == [4, 3] and cal.observations.size == 7
+    with pytest.raises(ConfigError, match="at least two levels"):
+        AccuracyTrendSpec([1], [2])
