@@ -104,8 +104,8 @@ def rope_probabilities_beta(alpha_a: Any, beta_a: Any, alpha_b: Any, beta_b: Any
     hi = np.minimum(mean[..., None] + 12 * sd, 1.0)
     y = lo + (hi - lo) * (t + 12.0) / 24.0
     yc = np.clip(y, 1e-300, 1 - 1e-16)
-    logpdf = ((a2[..., None] - 1) * np.log(yc) + (b2[..., None] - 1) * np.log1p(-yc)
-              - special.betaln(a2, b2)[..., None])
+    # the Beta log density up to its constant (log B(a, b) cancels when the weights are normalised)
+    logpdf = (a2[..., None] - 1) * np.log(yc) + (b2[..., None] - 1) * np.log1p(-yc)
     w = np.exp(logpdf - logpdf.max(axis=-1, keepdims=True))
     w = w / w.sum(axis=-1, keepdims=True)
     below = (w * special.betainc(a1[..., None], b1[..., None], np.clip(y - r, 0.0, 1.0))).sum(axis=-1)

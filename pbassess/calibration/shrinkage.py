@@ -24,45 +24,38 @@ Two engines give the same posterior: :func:`shrinkage_posterior` integrates it n
 (a grid over ``delta`` of step 0.0025 logit, Gaussian convolutions for every ``tau`` on a
 log grid and every ``mu`` on the ``delta`` grid, then exact conditional draws of each
 ``delta_b``): fast enough for simulation studies; :func:`shrinkage_model` is the PyMC model
-(non-centred) for NUTS, :func:`sample_shrinkage` samples it. Tests check that the two agree.
+(non-centred; it lives in :mod:`pbassess.pymc_models.shrinkage` with its
+:class:`~pbassess.pymc_models.shrinkage.ShrinkageSpec`) for NUTS through
+:func:`pbassess.inference.fit`: :func:`assess_calibration_shrinkage` fits a pool's labeled items
+(a :class:`ShrinkageResult` on the DataTree contract), :func:`sample_shrinkage` bin counts.
+Tests check that the two engines agree.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from scipy.signal import fftconvolve
 from scipy.special import expit, log_expit, logit, ndtr
 
+from pbassess.constants import CI_PROB
 from pbassess.errors import ConfigError
+from pbassess.pymc_models.shrinkage import (
+    MU_SCALE,
+    TAU_SCALE,
+    ShrinkageSpec,
+    check_bins,
+    shrinkage_model,
+)
+from pbassess.results.base import AssessmentResult
 from pbassess.stats.sampling import as_generator
 
-__all__ = ["MU_SCALE", "TAU_SCALE", "sample_shrinkage", "shrinkage_model", "shrinkage_posterior"]
-
-#: Default scale of the horseshoe prior of the common logit shift ``mu``.
-MU_SCALE: float = 0.03
-#: Default scale of the half-Cauchy prior of the spread ``tau`` of the bin shifts.
-TAU_SCALE: float = 0.02
+__all__ = ["MU_SCALE", "TAU_SCALE", "ShrinkageResult", "assess_calibration_shrinkage", "sample_shrinkage",
+           "shrinkage_model", "shrinkage_posterior"]
 
 _STEP = 0.0025
 _TAUS = np.concatenate([[0.0], np.geomspace(1e-3, 5.0, 80)])
-
-
-def _check_bins(n: Any, correct: Any, bin_score: Any, bin_weight: Any):
-    n_arr = np.asarray(n, dtype=float).ravel()
-    k_arr = np.asarray(correct, dtype=float).ravel()
-    s_arr = np.asarray(bin_score, dtype=float).ravel()
-    w_arr = np.asarray(bin_weight, dtype=float).ravel()
-    if not (n_arr.shape == k_arr.shape == s_arr.shape == w_arr.shape):
-        raise ConfigError("n, correct, bin_score and bin_weight must have one value per bin")
-    if (n_arr < 0).any() or (k_arr < 0).any() or (k_arr > n_arr).any():
-        raise ConfigError("each bin needs 0 <= correct <= n")
-    if not np.all((s_arr > 0) & (s_arr < 1)):
-        raise ConfigError("bin scores must lie strictly between 0 and 1 (clip confidences of exactly 1)")
-    if (w_arr < 0).any() or not np.isclose(w_arr.sum(), 1.0):
-        raise ConfigError("bin weights must be non-negative and sum to one")
-    return n_arr, k_arr, s_arr, w_arr
 
 
 def _delta_grid(n, k, base) -> np.ndarray:
@@ -141,7 +134,7 @@ def shrinkage_posterior(n: Any, correct: Any, bin_score: Any, bin_weight: Any, *
     >>> bool((post["ece"] < 0.02).mean() > 0.5), post["accuracy"].shape
     (True, (1000, 2))
     """
-    n_arr, k_arr, s_arr, w_arr = _check_bins(n, correct, bin_score, bin_weight)
+    n_arr, k_arr, s_arr, w_arr = check_bins(n, correct, bin_score, bin_weight)
     if not (mu_scale > 0 and tau_scale > 0):
         raise ConfigError("mu_scale and tau_scale must be positive")
     rng = as_generator(seed)
@@ -187,41 +180,14 @@ def _conditional_deltas(grid, lik, mu_idx, tau, rng) -> np.ndarray:
     return out
 
 
-def shrinkage_model(n: Any, correct: Any, bin_score: Any, bin_weight: Any, *, mu_scale: float = MU_SCALE,
-                    tau_scale: float = TAU_SCALE, bin_coords: Any = None):
-    """The PyMC model of the shrinkage calibration posterior (non-centred, for NUTS).
-
-    Variables: ``mu_scale``, ``mu_z``, ``tau``, ``z`` (bin), Deterministics ``mu``, ``delta``,
-    ``accuracy`` (bin) and ``ece``; the observed ``correct`` is Binomial over the labeled counts.
-
-    Examples
-    --------
-    >>> model = shrinkage_model([10, 20], [7, 18], [0.7, 0.9], [0.4, 0.6])
-    >>> sorted(v.name for v in model.deterministics)
-    ['accuracy', 'delta', 'ece', 'mu']
-    """
-    import pymc as pm
-
-    n_arr, k_arr, s_arr, w_arr = _check_bins(n, correct, bin_score, bin_weight)
-    coords = {"bin": list(bin_coords) if bin_coords is not None else list(range(n_arr.size))}
-    with pm.Model(coords=coords) as model:
-        lam = pm.HalfCauchy("mu_scale", mu_scale)
-        mu = pm.Deterministic("mu", lam * pm.Normal("mu_z", 0.0, 1.0))
-        tau = pm.HalfCauchy("tau", tau_scale)
-        z = pm.Normal("z", 0.0, 1.0, dims="bin")
-        delta = pm.Deterministic("delta", mu + tau * z, dims="bin")
-        theta = pm.Deterministic("accuracy", pm.math.sigmoid(logit(s_arr) + delta), dims="bin")
-        pm.Binomial("correct", n=n_arr.astype(np.int64), p=theta, observed=k_arr.astype(np.int64), dims="bin")
-        pm.Deterministic("ece", pm.math.sum(w_arr * pm.math.abs(theta - s_arr)))
-    return model
-
-
 def sample_shrinkage(n: Any, correct: Any, bin_score: Any, bin_weight: Any, *, seed: Any = None,
                      sample_kwargs: dict | None = None, **prior: Any):
-    """NUTS on :func:`shrinkage_model` through :func:`pbassess.inference.sample_model`.
+    """NUTS on :func:`shrinkage_model` over bin counts, through :func:`pbassess.inference.fit`.
 
-    Returns the DataTree; ``target_accept`` defaults to 0.95 (the funnels of ``tau`` and of the
-    horseshoe scale near 0). Check ``pbassess.inference.diagnostics(idata)`` before use.
+    Returns the DataTree (the fit layer's contract; the log-likelihood is one value per labeled
+    item, the items the counts imply); ``target_accept`` defaults to 0.95 (the funnels of
+    ``tau`` and of the horseshoe scale near 0). Check ``pbassess.inference.diagnostics(idata)``
+    before use. :func:`assess_calibration_shrinkage` fits a pool's own labeled items.
 
     Examples
     --------
@@ -235,8 +201,182 @@ def sample_shrinkage(n: Any, correct: Any, bin_score: Any, bin_weight: Any, *, s
     >>> d["chains"], d["draws"]
     (1, 100)
     """
-    from pbassess.inference import sample_model
+    from pbassess.inference import DEFAULT_SAMPLE_KWARGS, fit
+    from pbassess.pymc_models.hierarchical import observations_from_counts
 
-    model = shrinkage_model(n, correct, bin_score, bin_weight, **prior)
-    kwargs = {"target_accept": 0.95, **dict(sample_kwargs or {})}
-    return sample_model(model, seed=seed, sample_kwargs=kwargs)
+    spec = ShrinkageSpec(n, correct, bin_score, bin_weight,
+                         observations=observations_from_counts(np.round(np.asarray(n, dtype=float)),
+                                                               np.round(np.asarray(correct, dtype=float))), **prior)
+    per_chain = int((sample_kwargs or {}).get("draws", DEFAULT_SAMPLE_KWARGS["draws"]))
+    return fit(spec, inference="nuts", draws=per_chain, seed=seed, sample_kwargs=sample_kwargs).idata
+
+
+class ShrinkageResult(AssessmentResult):
+    """The shrinkage calibration model fitted by NUTS to a pool's labeled items (the DataTree contract).
+
+    ``posterior`` holds ``accuracy`` (bin), ``ece``, ``mu`` and ``tau``; ``counts`` holds per bin
+    ``n`` (labeled), ``correct``, ``n_pool``, ``bin_score`` and ``bin_weight``.
+
+    Examples
+    --------
+    >>> import pbassess as pb
+    >>> res = assess_calibration_shrinkage(pb.load_data(), bins=5, seed=0,
+    ...                                    sample_kwargs={"draws": 200, "tune": 300})  # a short real NUTS run
+    >>> type(res).__name__, res.posterior["ece"].dims, int(res.counts["n"].sum()) == res.data_summary["n_labeled"]
+    ('ShrinkageResult', ('chain', 'draw'), True)
+    """
+
+    metric: ClassVar[str] = "calibration-shrinkage"
+
+    def _build_model(self):
+        c = self.counts
+        return shrinkage_model(c["n"].to_numpy(), c["correct"].to_numpy(), c["bin_score"].to_numpy(),
+                               c["bin_weight"].to_numpy(), bin_coords=c["bin"].to_numpy().tolist(),
+                               **self.options.get("prior_scales", {}))
+
+    def p_below(self, eps: float = 0.02) -> float:
+        """Posterior probability that the ECE is below ``eps``."""
+        return float((self.posterior["ece"] < eps).mean())
+
+    def summary(self):
+        """One row per bin: mean score, posterior mean and HDI of the accuracy, labeled and pool items."""
+        import pandas as pd
+
+        from pbassess.stats.intervals import hdi_from_draws
+
+        acc = self.draws("accuracy")
+        hdi = hdi_from_draws(acc, self.ci_prob, axis=0)
+        c = self.counts
+        table = pd.DataFrame({
+            "bin": c["bin"].to_numpy(), "score": c["bin_score"].to_numpy(), "mean": acc.mean(axis=0),
+            "hdi_low": hdi[:, 0], "hdi_high": hdi[:, 1], "n": c["n"].to_numpy(), "correct": c["correct"].to_numpy(),
+            "n_pool": c["n_pool"].to_numpy(), "weight": c["bin_weight"].to_numpy(),
+        })
+        return self.annotate(table)
+
+    def sentence(self) -> str:
+        from pbassess.stats.intervals import hdi_from_draws
+
+        ece = self.draws("ece")
+        lo, hi = hdi_from_draws(ece, self.ci_prob)
+        n = int(self.counts["n"].sum())
+        text = (f"ECE {float(ece.mean()):.3f} [{float(lo):.3f}, {float(hi):.3f}] ({self.ci_prob:.0%} HDI) under "
+                f"the shrinkage calibration model, P(ECE < 0.02) = {self.p_below(0.02):.2f}, from {n} labels in "
+                f"{self.counts['bin'].size} bins (NUTS)")
+        return self.qualify(text)
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"ece": {"mean", "hdi"}, "p_below", "bins": [...], ...}`` with the shared keys."""
+        from pbassess.stats.intervals import hdi_from_draws
+
+        ece = self.draws("ece")
+        lo, hi = hdi_from_draws(ece, self.ci_prob)
+        table = self.summary()
+        return self.with_envelope({
+            "ece": {"mean": float(ece.mean()), "hdi": [float(lo), float(hi)]},
+            "p_below": {str(e): self.p_below(e) for e in (0.01, 0.02, 0.05)},
+            "bins": table.to_dict(orient="records"), "n_labeled": int(self.counts["n"].sum()),
+        })
+
+    def plot(self, ax=None, **kwargs: Any):
+        """Reliability diagram: posterior mean and HDI of each bin's accuracy against its mean score."""
+        import matplotlib.pyplot as plt
+
+        table = self.summary()
+        if ax is None:
+            _, ax = plt.subplots(figsize=(4.0, 4.0))
+        ax.plot([0, 1], [0, 1], color="0.6", lw=1)
+        ax.errorbar(table["score"], table["mean"],
+                    yerr=[table["mean"] - table["hdi_low"], table["hdi_high"] - table["mean"]], fmt="o", capsize=3,
+                    **kwargs)
+        ax.set_xlabel("mean confidence")
+        ax.set_ylabel("accuracy")
+        return ax
+
+
+def assess_calibration_shrinkage(preds: Any, *, bins: Any = 10, binning: str = "uniform",
+                                 inference: str | None = "nuts", ci_prob: float = CI_PROB, seed: Any = None,
+                                 sample_kwargs: dict | None = None, mu_scale: float = MU_SCALE,
+                                 tau_scale: float = TAU_SCALE) -> ShrinkageResult:
+    """Fit the shrinkage calibration model to a pool's labeled items by NUTS (:func:`pbassess.inference.fit`).
+
+    Parameters
+    ----------
+    preds : Predictions (or anything :func:`pbassess.data.as_predictions` accepts)
+        The pool: every item's confidence sets the bins' mean scores and pool shares, the labeled
+        items' correctness the likelihood.
+    bins, binning
+        As in :func:`pbassess.calibration.posterior.pool_bins` (the same bins).
+    inference : {"nuts"}
+        The model has no closed-form posterior (:func:`shrinkage_posterior` integrates it
+        numerically, outside the fit layer).
+    ci_prob : float
+        Credible mass of the HDIs.
+    seed : int or Generator, optional
+    sample_kwargs : dict, optional
+        ``pm.sample`` options.
+    mu_scale, tau_scale : float
+        Prior scales (module docstring).
+
+    Returns
+    -------
+    ShrinkageResult
+
+    Examples
+    --------
+    >>> import pbassess as pb
+    >>> res = assess_calibration_shrinkage(pb.load_data(), bins=5, seed=1,
+    ...                                    sample_kwargs={"draws": 200, "tune": 300})  # a short real NUTS run
+    >>> res.idata["log_likelihood"]["correct"].sizes["item"] == int(res.counts["n"].sum())
+    True
+    """
+    import xarray as xr
+
+    from pbassess.calibration.binning import bin_sums, resolve_edges
+    from pbassess.data import as_predictions
+    from pbassess.inference import DEFAULT_SAMPLE_KWARGS, Observations, fit, resolve_inference
+
+    if resolve_inference(inference, default="nuts") != "nuts":
+        raise ConfigError("the shrinkage calibration model has no closed-form posterior: use inference='nuts' "
+                          "(shrinkage_posterior integrates it numerically)")
+    pool = as_predictions(preds)
+    pool.require_labels("the shrinkage calibration model")
+    conf = np.asarray(pool.confidence, dtype=float)
+    labeled = np.asarray(pool.labeled, dtype=bool)
+    correct = np.asarray(pool.correct, dtype=float)
+    # the bins of pbassess.calibration.posterior.pool_bins (which imports this module): pool share and
+    # mean pool score per bin (the centre of an empty bin), labeled counts, and each labeled item's bin
+    edges = resolve_edges(conf, bins, binning)
+    in_pool = bin_sums(conf, np.zeros(conf.size), edges)
+    in_labels = bin_sums(conf[labeled], correct[labeled], edges)
+    centre = (edges[:-1] + edges[1:]) / 2
+    if in_pool.n.size > centre.size:  # the extra bin of scores equal to 1
+        centre = np.append(centre, 1.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        score = np.where(in_pool.n > 0, in_pool.score_sum / np.maximum(in_pool.n, 1), centre)
+    b = {"edges": edges, "n_pool": in_pool.n, "bin_weight": in_pool.n / max(in_pool.n.sum(), 1),
+         "bin_score": np.clip(score, 1e-6, 1 - 1e-6), "n": in_labels.n,
+         "correct": np.round(in_labels.outcome_sum).astype(np.int64)}
+    cell = np.full(conf.size, -1, dtype=np.int64)
+    cell[labeled] = in_labels.index
+    try:
+        ids = pool.item_ids
+    except KeyError:
+        ids = None
+    observations = Observations.of(cell, np.where(labeled, correct, 0).astype(np.int64), ids)
+    names = list(range(b["n"].size))
+    spec = ShrinkageSpec(b["n"], b["correct"], b["bin_score"], b["bin_weight"], mu_scale=mu_scale,
+                         tau_scale=tau_scale, bin_coords=names, observations=observations)
+    per_chain = int((sample_kwargs or {}).get("draws", DEFAULT_SAMPLE_KWARGS["draws"]))
+    fitted = fit(spec, inference="nuts", draws=per_chain, seed=seed, sample_kwargs=sample_kwargs)
+    counts = xr.Dataset({"n": ("bin", spec.n), "correct": ("bin", spec.correct), "n_pool": ("bin", b["n_pool"]),
+                         "bin_score": ("bin", spec.bin_score), "bin_weight": ("bin", spec.bin_weight),
+                         "edges": ("edge", np.asarray(b["edges"], dtype=float))}, coords={"bin": names})
+    post = fitted.idata["posterior"].to_dataset()[list(spec.reported)]
+    return ShrinkageResult(
+        post, counts, prior={"mu": f"Normal(0, lam), lam ~ HalfCauchy({mu_scale})", "tau": f"HalfCauchy({tau_scale})"},
+        data_summary=pool.describe(), inference="nuts", ci_prob=ci_prob, idata=fitted.idata,
+        diagnostics=fitted.diagnostics, model=fitted.model,
+        options={"bins": bins if isinstance(bins, int) else np.asarray(bins).tolist(), "binning": binning,
+                 "prior_scales": {"mu_scale": mu_scale, "tau_scale": tau_scale}},
+    )

@@ -95,9 +95,8 @@ def run(args: argparse.Namespace) -> int:
     if args.labels is not None:
         preds = hide_labels(preds, args.labels, seed=seed)
     kwargs = opt.inference_kwargs(args)
-    if kwargs.get("inference") == "nuts":
-        kwargs["inference"] = "mcmc"  # the estimation API's name of NUTS
     with opt.progress(args):
+        # the flag --method is the API's methods=
         result = estimate(preds, by=args.by, metric=args.metric, methods=args.method, ci_prob=opt.ci_prob_value(args),
                           bins=args.bins, seed=seed, **kwargs)
 

@@ -10,7 +10,8 @@ when the pool has full probability vectors, ``probs`` (items x classes).
 Statistics that need labels are only ever called on labeled items. The metric registry
 (:mod:`pbassess.metrics`) declares each metric's statistic here, so a new metric with a new
 per-item statistic is one :func:`register_item_statistic` call made by
-:func:`pbassess.metrics.register_metric`.
+:func:`pbassess.metrics.register_metric`. (Estimation's estimand, the mean of a statistic with
+its observed and model-predicted faces, is :class:`pbassess.estimation.MeanEstimand`.)
 """
 
 from __future__ import annotations

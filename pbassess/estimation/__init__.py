@@ -18,15 +18,22 @@ from pbassess.estimation.active import (
     uncertainty_weights,
 )
 from pbassess.estimation.api import METHODS, EstimationResult, estimate
-from pbassess.estimation.bayes import bayes_estimate, cell_counts, confidence_prior_model
+from pbassess.estimation.bayes import (
+    bayes_estimate,
+    cell_counts,
+    confidence_prior_model,
+    confidence_prior_spec,
+)
 from pbassess.estimation.compare_active import decision_probabilities, label_value, next_group
 from pbassess.estimation.eb import ConfidencePrior, fit_confidence_prior, laplace_draws
 from pbassess.estimation.frequentist import classical_interval, ppi_lambda, ppi_mean_interval
-from pbassess.estimation.items import ItemStatistic, item_statistic, region_codes
+from pbassess.estimation.items import MeanEstimand, item_statistic, region_codes
+from pbassess.estimation.result import BayesEstimateResult
 
 __all__ = [
-    "METHODS", "ConfidencePrior", "EstimationResult", "ItemStatistic", "active_sample", "bayes_estimate",
-    "cell_counts", "classical_interval", "confidence_prior_model", "decision_probabilities", "estimate",
+    "METHODS", "BayesEstimateResult", "ConfidencePrior", "EstimationResult", "MeanEstimand", "active_sample",
+    "bayes_estimate", "cell_counts", "classical_interval", "confidence_prior_model", "confidence_prior_spec",
+    "decision_probabilities", "estimate",
     "fit_confidence_prior", "ipw_mean_interval", "item_statistic", "label_value", "laplace_draws", "next_group",
     "ppi_lambda", "ppi_mean_interval", "region_codes", "simulate_estimation", "uncertainty_weights",
 ]

@@ -278,7 +278,7 @@ def skew_corrected_interval(values: Any, z: float) -> tuple[float, float]:
     return float(min(ends)), float(max(ends))
 
 
-def simulate_estimation(pred: Any, budgets: Any = (100, 200, 500, 1000), *,
+def simulate_estimation(preds: Any, budgets: Any = (100, 200, 500, 1000), *,
                         strategies: Any = ("random-item", "uncertainty"), runs: int = 100,
                         ci_prob: float = CI_PROB, uniform_share: float = DEFAULT_UNIFORM_SHARE, seed: Any = 0):
     """Replay estimation of the pool's accuracy on a fully labeled pool (target ``estimation``).
@@ -312,11 +312,11 @@ def simulate_estimation(pred: Any, budgets: Any = (100, 200, 500, 1000), *,
     for s in names:
         if s not in ("random-item", "uncertainty"):
             raise ConfigError(f"strategy {s!r} does not estimate (target 'estimation' takes random-item, uncertainty)")
-    if pred.n_labeled != pred.n_items:
-        raise DataError(f"simulation needs the true label of every item; {pred.n_items - pred.n_labeled} are unlabeled")
+    if preds.n_labeled != preds.n_items:
+        raise DataError(f"simulation needs the true label of every item; {preds.n_items - preds.n_labeled} are unlabeled")
     sizes = [int(b) for b in np.atleast_1d(budgets)]
-    conf = np.asarray(pred.confidence, dtype=float)
-    y = pred.correct.astype(float)
+    conf = np.asarray(preds.confidence, dtype=float)
+    y = preds.correct.astype(float)
     out = np.full((4, len(names), len(sizes), int(runs)), np.nan)
     root = np.random.SeedSequence(None if seed is None else int(seed) if not isinstance(seed, np.random.Generator)
                                   else int(seed.integers(2**32)))

@@ -29,7 +29,8 @@ from pbassess.errors import ConfigError
 from pbassess.estimation.bayes import bayes_estimate, cell_counts
 from pbassess.estimation.frequentist import classical_interval, ppi_mean_interval
 from pbassess.estimation.items import item_statistic, region_codes
-from pbassess.results.base import AssessmentResult, mcmc_diagnostics
+from pbassess.estimation.result import BayesEstimateResult, counts_dataset
+from pbassess.results.base import AssessmentResult
 
 __all__ = ["METHODS", "EstimationResult", "estimate"]
 
@@ -57,7 +58,7 @@ def estimate(preds: Any, *, by: str | None = None, metric: Any = "accuracy",
              methods: str | Iterable[str] = ("classical", "ppi", "bayes"), ci_prob: float = CI_PROB,
              bins: int = DEFAULT_BINS, inference: str = "conjugate", draws: int = DEFAULT_DRAWS,
              sample_kwargs: dict[str, Any] | None = None, seed: Any = None,
-             method: str | Iterable[str] | None = None, region_offsets: bool = True) -> EstimationResult:
+             region_offsets: bool = True) -> EstimationResult:
     """Estimate a mean-of-items metric per region with classical, PPI++ and Bayesian intervals.
 
     Parameters
@@ -66,7 +67,7 @@ def estimate(preds: Any, *, by: str | None = None, metric: Any = "accuracy",
         Partially labeled pool; unlabeled items contribute their predictions.
     by : str, optional
         ``None`` (the whole pool), ``"predicted"`` or an attribute column.
-    metric : str, ItemStatistic or callable
+    metric : str, MeanEstimand or callable
         ``accuracy``, ``error``, ``brier``, ``nll`` or a registered per-item metric.
     methods : str or iterable of str
         From :data:`METHODS`, or ``"all"``.
@@ -74,15 +75,16 @@ def estimate(preds: Any, *, by: str | None = None, metric: Any = "accuracy",
         Coverage of the confidence intervals and mass of the HDI.
     bins : int
         Equal-mass confidence bins per region of the Bayesian prior.
-    inference : {"conjugate", "mcmc"}
-        Inference of the Bayesian estimate.
+    inference : {"conjugate", "nuts"}
+        Inference of the Bayesian estimate: the empirical-Bayes fast path (``"conjugate"``; an
+        approximation, see :mod:`pbassess.estimation.bayes`) or NUTS through
+        :func:`pbassess.inference.fit` (``"mcmc"`` is the old spelling), whose fit is
+        ``result.bayes``.
     draws : int
         Monte Carlo draws of the Bayesian fast path.
     sample_kwargs : dict, optional
-        ``pm.sample`` options (``inference="mcmc"``).
+        ``pm.sample`` options (``inference="nuts"``).
     seed : int or Generator, optional
-    method : str or iterable of str, optional
-        Alias of ``methods`` (the CLI's ``--method``).
     region_offsets : bool
         Bayesian method: with labels in two or more regions, a calibration offset per region with
         a learned spread (:mod:`pbassess.estimation.regional`); ``False`` keeps one
@@ -91,6 +93,9 @@ def estimate(preds: Any, *, by: str | None = None, metric: Any = "accuracy",
     Returns
     -------
     EstimationResult
+        One row per (estimator, group); with ``inference="nuts"`` its ``bayes`` is the Bayesian
+        method's fit on the DataTree contract
+        (:class:`~pbassess.estimation.result.BayesEstimateResult`).
 
     Examples
     --------
@@ -116,7 +121,7 @@ def estimate(preds: Any, *, by: str | None = None, metric: Any = "accuracy",
     pool.require_labels("estimation")
     stat = item_statistic(metric)
     accuracy_like = stat.name == "accuracy"
-    names = _parse_methods(methods if method is None else method, stat.bounded, accuracy_like)
+    names = _parse_methods(methods, stat.bounded, accuracy_like)
     if "ppi" in names and stat.predicted is None:
         raise ConfigError(f"metric {stat.name!r} has no model prediction of its per-item statistic; ppi needs one")
     codes, groups = region_codes(pool, by)
@@ -138,27 +143,44 @@ def estimate(preds: Any, *, by: str | None = None, metric: Any = "accuracy",
             else:
                 continue
             out["mean"][i, g], out["lower"][i, g], out["upper"][i, g] = res
-    idata, prior, diagnostics = None, {}, None
+    n_pool = core_counts(codes, n_groups)
+    n_lab = core_counts(codes, n_groups, labeled).astype(int)
+    idata, prior, diagnostics, bayes = None, {}, None, None
     if "bayes" in names:
         cells = cell_counts(pool.confidence, codes, n_groups, labeled, pool.correct, bins=bins)
+        try:
+            ids = pool.item_ids
+        except KeyError:
+            ids = None
         fit = bayes_estimate(cells, inference=inference, ci_prob=ci_prob, draws=draws, seed=seed,
-                             sample_kwargs=sample_kwargs, region_offsets=region_offsets)
+                             sample_kwargs=sample_kwargs, region_offsets=region_offsets, regions=groups, item_ids=ids)
         i = names.index("bayes")
         out["mean"][i], out["lower"][i], out["upper"][i] = fit["mean"], fit["ci"][:, 0], fit["ci"][:, 1]
         idata, prior = fit["idata"], fit["prior"]
-        if idata is not None:
-            diagnostics = mcmc_diagnostics(idata, var_names=["offset", "slope", "log_strength"])
+        if fit["fit"] is not None:
+            fitted = fit["fit"]
+            diagnostics = fitted.diagnostics
+            bayes = BayesEstimateResult(
+                idata["posterior"].to_dataset()[list(fitted.spec.reported)], counts_dataset(n_lab, n_pool, groups),
+                prior=prior, data_summary=pool.describe(), inference="nuts", ci_prob=ci_prob, idata=idata,
+                diagnostics=diagnostics, options={"by": by, "bins": int(bins), "region_offsets": bool(region_offsets)},
+                model=fitted.model)
     coords = {"estimator": names, "group": groups}
     posterior = xr.Dataset({k: (("estimator", "group"), v) for k, v in out.items()} | {"ppi_lambda": ("group", lam)},
                            coords=coords)
-    n_pool = core_counts(codes, n_groups)
-    n_lab = core_counts(codes, n_groups, labeled).astype(int)
     counts = xr.Dataset({"n_pool": ("group", n_pool), "n_labeled": ("group", n_lab)}, coords={"group": groups})
-    return EstimationResult(
+    result = EstimationResult(
         posterior, counts, prior=prior, data_summary=pool.describe(),
-        engine=inference if "bayes" in names else "frequentist", ci_prob=ci_prob, idata=idata,
+        engine=_engine(inference) if "bayes" in names else "frequentist", ci_prob=ci_prob, idata=idata,
         diagnostics=diagnostics, options={"by": by, "metric": stat.name, "methods": names, "bins": int(bins)},
     )
+    result.bayes = bayes
+    return result
+
+
+def _engine(inference: str) -> str:
+    """The engine recorded for the Bayesian method (``mcmc`` for NUTS, as before)."""
+    return "mcmc" if inference in ("nuts", "mcmc") else inference
 
 
 class EstimationResult(AssessmentResult):
@@ -166,7 +188,10 @@ class EstimationResult(AssessmentResult):
 
     ``posterior`` holds ``mean``, ``lower``, ``upper`` (estimator, group) and ``ppi_lambda`` (group);
     ``counts`` holds ``n_pool`` and ``n_labeled`` per group; ``prior`` the fitted
-    confidence-to-accuracy prior (offset, slope, strength) of the Bayesian method.
+    confidence-to-accuracy prior (offset, slope, strength) of the Bayesian method. A table of
+    several estimators is not one posterior, so the DataTree contract holds on the Bayesian
+    part: ``bayes`` is its NUTS fit (:class:`~pbassess.estimation.result.BayesEstimateResult`;
+    ``None`` for the fast path or without the Bayesian method).
 
     Examples
     --------
@@ -189,6 +214,14 @@ class EstimationResult(AssessmentResult):
     """
 
     metric: ClassVar[str] = "estimation"
+    #: The Bayesian method's NUTS fit on the DataTree contract (None: fast path, or no Bayesian method).
+    bayes: BayesEstimateResult | None = None
+
+    def _extra_datasets(self) -> dict[str, Any]:
+        return {} if self.bayes is None else {"bayes": self.bayes}
+
+    def _restore(self, state: dict[str, Any], datasets: dict[str, Any]) -> None:
+        self.bayes = datasets.get("bayes")
 
     @property
     def methods(self) -> list[str]:

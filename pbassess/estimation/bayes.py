@@ -19,11 +19,14 @@ Two inference paths over the same counts:
   approximation around it (:func:`~pbassess.estimation.eb.laplace_draws`: a plug-in mode alone
   under-covers when few cells carry labels - 71% for a 90% interval in the tests), then exact
   Beta posteriors per cell given each hyperparameter draw;
-* ``mcmc``: :func:`confidence_prior_model`, a PyMC model over the counts with the cells'
-  accuracies integrated out analytically (``BetaBinomial`` likelihood, which NUTS samples
-  without the funnel of a hierarchical Beta), sampled with NUTS; each posterior draw of the
-  hyperparameters is completed by an exact draw of the cells' accuracies from their
-  conditional Beta (a Rao-Blackwellised, exact hierarchical posterior).
+* ``nuts`` (``mcmc``): :class:`~pbassess.pymc_models.estimation.ConfidencePriorSpec` through
+  :func:`pbassess.inference.fit` (the DataTree contract: prior, log prior, one log-likelihood
+  value per labeled item). Its PyMC model (:func:`confidence_prior_model`) integrates the
+  cells' accuracies out analytically (``BetaBinomial`` likelihood, which NUTS samples without
+  the funnel of a hierarchical Beta); each posterior draw of the hyperparameters is completed
+  by an exact draw of the cells' accuracies from their conditional Beta (a Rao-Blackwellised,
+  exact hierarchical posterior). The fast path has no closed form (it is an approximation),
+  so it does not go through the fit layer's ``conjugate`` inference, which means exact draws.
 """
 
 from __future__ import annotations
@@ -38,7 +41,6 @@ from pbassess.counting import assign_bins, cell_codes
 from pbassess.counting import cell_counts as core_counts
 from pbassess.errors import ConfigError
 from pbassess.estimation.eb import (
-    HYPERPRIOR,
     ConfidencePrior,
     _logit_conf,
     _normal_draws,
@@ -46,12 +48,13 @@ from pbassess.estimation.eb import (
     laplace_covariance,
     laplace_draws,
 )
-from pbassess.estimation.regional import SIGMA_PRIOR_SCALE, RegionalPrior, fit_regional_prior
+from pbassess.estimation.regional import fit_regional_prior
 from pbassess.stats.intervals import hdi_from_draws
 from pbassess.stats.sampling import as_generator
 
 __all__ = [
-    "CellCounts", "bayes_estimate", "bayes_estimate_batch", "cell_counts", "confidence_prior_model", "pool_accuracy_draws",
+    "CellCounts", "bayes_estimate", "bayes_estimate_batch", "cell_counts", "confidence_prior_model", "confidence_prior_spec",
+    "pool_accuracy_draws",
 ]
 
 
@@ -60,7 +63,9 @@ class CellCounts:
     """Sufficient counts of the cells (region x confidence bin) of a pool.
 
     Attributes: ``region`` (region index of each cell), ``n_pool``, ``n`` (labeled), ``correct``
-    (correct labeled), ``mean_conf`` (mean confidence over the cell's pool), ``n_regions``.
+    (correct labeled), ``mean_conf`` (mean confidence over the cell's pool), ``n_regions``, and
+    per item of the pool ``item_cell`` (the cell of each labeled item, -1 for an unlabeled one)
+    and ``item_correct`` (1/0; both ``None`` when built from counts alone).
 
     Examples
     --------
@@ -77,6 +82,8 @@ class CellCounts:
     correct: np.ndarray
     mean_conf: np.ndarray
     n_regions: int
+    item_cell: np.ndarray | None = None
+    item_correct: np.ndarray | None = None
 
 
 def cell_counts(confidence: Any, region: Any, n_regions: int, labeled: Any, correct: Any,
@@ -105,8 +112,13 @@ def cell_counts(confidence: Any, region: Any, n_regions: int, labeled: Any, corr
     n = core_counts(cell, size, lab)[used]
     k = core_counts(cell, size, cor)[used]
     mc = core_counts(cell, size, conf)[used] / n_pool[used]
+    position = np.full(size, -1, dtype=np.int64)
+    position[used] = np.arange(used.size)
     return CellCounts(region=used // nb, n_pool=n_pool[used], n=np.round(n).astype(np.int64),
-                      correct=np.round(k).astype(np.int64), mean_conf=mc, n_regions=int(n_regions))
+                      correct=np.round(k).astype(np.int64), mean_conf=mc, n_regions=int(n_regions),
+                      # per item, compact (5 bytes an item): the labeled items of a NUTS fit's log-likelihood
+                      item_cell=np.where(lab, position[cell], -1).astype(np.int32),
+                      item_correct=(cor > 0).astype(np.int8))
 
 
 def pool_accuracy_draws(cells: CellCounts, alpha: Any, beta: Any, seed: Any = None) -> np.ndarray:
@@ -141,11 +153,11 @@ def pool_accuracy_draws(cells: CellCounts, alpha: Any, beta: Any, seed: Any = No
 def confidence_prior_model(cells: CellCounts, region_offsets: bool = False):
     """PyMC model of the labeled cells' counts given the confidence-informed hierarchical prior.
 
-    ``offset``, ``slope``, ``log_strength`` with the hyperpriors of
-    :data:`~pbassess.estimation.eb.HYPERPRIOR`; ``correct ~ BetaBinomial(n, mu tau, (1 - mu) tau)``
-    (the cells' accuracies integrated out). ``region_offsets`` adds ``region_offset`` (one per
-    region, ``Normal(0, region_sd)``, non-centred) and ``region_sd ~ HalfNormal(1)``
-    (:mod:`pbassess.estimation.regional`).
+    :func:`pbassess.pymc_models.estimation.confidence_prior_model` over ``cells``: ``offset``,
+    ``slope``, ``log_strength`` with the hyperpriors of :data:`~pbassess.estimation.eb.HYPERPRIOR`;
+    ``correct ~ BetaBinomial(n, mu tau, (1 - mu) tau)`` (the cells' accuracies integrated out).
+    ``region_offsets`` adds ``region_offset`` (one per region, ``Normal(0, region_sd)``,
+    non-centred) and ``region_sd ~ HalfNormal(1)`` (:mod:`pbassess.estimation.regional`).
 
     Examples
     --------
@@ -153,66 +165,78 @@ def confidence_prior_model(cells: CellCounts, region_offsets: bool = False):
     >>> sorted(v.name for v in confidence_prior_model(cells).free_RVs)
     ['log_strength', 'offset', 'slope']
     """
-    import pymc as pm
+    from pbassess.pymc_models.estimation import confidence_prior_model as build
 
-    used = cells.n > 0
-    if not used.any():
-        raise ConfigError("the Bayesian estimate needs at least one labeled item")
-    x = np.log(np.clip(cells.mean_conf[used], 1e-4, 1 - 1e-4)) - np.log1p(-np.clip(cells.mean_conf[used], 1e-4, 1 - 1e-4))
-    with pm.Model(coords={"cell": np.flatnonzero(used), "region": np.arange(cells.n_regions)}) as model:
-        offset = pm.Normal("offset", *HYPERPRIOR["offset"])
-        slope = pm.Normal("slope", *HYPERPRIOR["slope"])
-        log_strength = pm.Normal("log_strength", *HYPERPRIOR["log_strength"])
-        eta = offset + slope * x
-        if region_offsets:
-            region_sd = pm.HalfNormal("region_sd", SIGMA_PRIOR_SCALE)
-            z = pm.Normal("region_offset_z", 0.0, 1.0, dims="region")
-            region_offset = pm.Deterministic("region_offset", region_sd * z, dims="region")
-            eta = eta + region_offset[cells.region[used]]
-        mu = pm.math.sigmoid(eta)
-        tau = pm.math.exp(log_strength)
-        pm.BetaBinomial("correct", n=cells.n[used], alpha=mu * tau, beta=(1 - mu) * tau,
-                        observed=cells.correct[used], dims="cell")
-    return model
+    return build(cells.n, cells.correct, cells.mean_conf, cells.region, cells.n_regions, region_offsets=region_offsets)
 
 
-def _sample(model, seed: Any, sample_kwargs: dict[str, Any] | None):
-    try:
-        from pbassess.inference import sample_model
-    except ImportError:
-        from pbassess.pymc_models.accuracy import sample_posterior as sample_model
-    return sample_model(model, seed=seed, sample_kwargs=sample_kwargs)
+def confidence_prior_spec(cells: CellCounts, *, region_offsets: bool = False, regions: Any = None,
+                          item_ids: Any = None, seed: Any = None):
+    """The :class:`~pbassess.pymc_models.estimation.ConfidencePriorSpec` of ``cells``, with its labeled items.
+
+    The items are ``cells.item_cell`` (and ``item_ids``, their names) of the labeled items when
+    the cells were counted from items, else the items the counts imply (``k`` correct and
+    ``n - k`` wrong per cell, made-up ids), so the log-likelihood is always one value per
+    labeled item.
+
+    Examples
+    --------
+    >>> cells = cell_counts([.9, .8, .6, .7], [0, 0, 1, 1], 2, [True, True, True, False], [1, 0, 0, 0], bins=1)
+    >>> spec = confidence_prior_spec(cells, regions=["a", "b"], seed=0)
+    >>> spec.observations.cell.tolist(), spec.observations.outcome.tolist(), spec.coords["region"]
+    ([0, 0, 1], [1, 0, 0], ['a', 'b'])
+    """
+    from pbassess.inference import Observations
+    from pbassess.pymc_models.estimation import ConfidencePriorSpec
+    from pbassess.pymc_models.hierarchical import observations_from_counts
+
+    names = [str(r) for r in (range(cells.n_regions) if regions is None else regions)]
+    if cells.item_cell is not None and cells.item_correct is not None:
+        item = np.arange(cells.item_cell.size) if item_ids is None else np.asarray(item_ids)
+        observations = Observations.of(cells.item_cell, cells.item_correct, item)
+    else:
+        observations = observations_from_counts(cells.n, cells.correct)
+    return ConfidencePriorSpec(cells.n_pool, cells.n, cells.correct, cells.mean_conf, cells.region, names,
+                               region_offsets=region_offsets, observations=observations, seed=seed)
 
 
 def bayes_estimate(cells: CellCounts, *, inference: str = "conjugate", ci_prob: float = CI_PROB,
                    draws: int = DEFAULT_DRAWS, seed: Any = None,
-                   sample_kwargs: dict[str, Any] | None = None, region_offsets: bool = True) -> dict[str, Any]:
+                   sample_kwargs: dict[str, Any] | None = None, region_offsets: bool = True,
+                   regions: Any = None, item_ids: Any = None) -> dict[str, Any]:
     """Posterior mean and HDI of every region's pool accuracy.
 
     Parameters
     ----------
     cells : CellCounts
-    inference : {"conjugate", "mcmc"}
-        Empirical-Bayes fast path or NUTS over the hyperparameters.
+    inference : {"conjugate", "nuts"}
+        Empirical-Bayes fast path (an approximation: Laplace / nested Laplace over the
+        hyperparameters, exact given them) or NUTS through :func:`pbassess.inference.fit`
+        (``"mcmc"`` is the old spelling of ``"nuts"``).
     ci_prob : float
         Mass of the HDI.
     draws : int
         Monte Carlo draws of the fast path.
     seed : int or Generator, optional
     sample_kwargs : dict, optional
-        ``pm.sample`` options (``mcmc``).
+        ``pm.sample`` options (``nuts``).
     region_offsets : bool
         With labels in two or more regions, give each region its own calibration offset around
         the shared one, with a learned spread (:mod:`pbassess.estimation.regional`), so a region
         miscalibrated unlike the others is corrected by its labels. ``False`` (or a single
         labeled region) keeps one map for all.
+    regions : sequence of str, optional
+        Region names (NUTS: the ``region`` coordinate of the fit).
+    item_ids : array_like, optional
+        Names of the pool's items (NUTS: the ``item`` coordinate of the log-likelihood).
 
     Returns
     -------
     dict
         ``mean`` (R,), ``ci`` (R, 2), ``draws`` (S, R), ``prior`` (fitted offset, slope, strength:
-        the EB values, or posterior means for ``mcmc`` and for region offsets, which add
-        ``region_sd`` and ``region_offsets``) and ``idata`` (``mcmc`` only).
+        the EB values, or posterior means for ``nuts`` and for region offsets, which add
+        ``region_sd`` and ``region_offsets``), ``idata`` and ``fit`` (the
+        :class:`pbassess.inference.Fit`; ``nuts`` only, else None).
 
     Examples
     --------
@@ -227,11 +251,11 @@ def bayes_estimate(cells: CellCounts, *, inference: str = "conjugate", ci_prob: 
     (True, True)
     """
     rng = as_generator(seed)
-    if inference not in ("conjugate", "mcmc"):
-        raise ConfigError(f"unknown inference {inference!r} (choose 'conjugate' or 'mcmc')")
+    if inference not in ("conjugate", "mcmc", "nuts"):
+        raise ConfigError(f"unknown inference {inference!r} (choose 'conjugate' or 'nuts')")
     if cells.n.sum() == 0:
         raise ConfigError("the Bayesian estimate needs at least one labeled item")
-    idata = None
+    idata = fitted = None
     regional = bool(region_offsets) and np.unique(cells.region[cells.n > 0]).size >= 2
     if inference == "conjugate" and regional:
         hyper = fit_regional_prior(cells.n, cells.correct, cells.mean_conf, cells.region, cells.n_regions,
@@ -246,19 +270,31 @@ def bayes_estimate(cells: CellCounts, *, inference: str = "conjugate", ci_prob: 
         alpha, beta = a0 + cells.correct, b0 + cells.n - cells.correct
         prior = {k: float(v) for k, v in fit.to_dict().items()}
     else:
-        idata = _sample(confidence_prior_model(cells, region_offsets=regional), rng, sample_kwargs)
+        fitted = _nuts_fit(cells, regional, regions, item_ids, rng, sample_kwargs)
+        idata = fitted.idata
         post = idata["posterior"]
-        hyper = {k: post[k].values.reshape(-1) for k in ("offset", "slope", "log_strength")}
-        size = hyper["offset"].size
-        offsets = post["region_offset"].values.reshape(size, -1) if regional else np.zeros((size, cells.n_regions))
-        sigma = post["region_sd"].values.reshape(-1) if regional else np.zeros(size)
-        fit = RegionalPrior(hyper["offset"], hyper["slope"], np.exp(hyper["log_strength"]), offsets, sigma)
-        a0, b0 = fit.beta_params(cells.mean_conf, cells.region)
-        alpha, beta = a0 + cells.correct, b0 + cells.n - cells.correct
-        prior = fit.summary() if regional else {k: v for k, v in fit.summary().items() if not k.startswith("region")}
+        acc = post["accuracy"].transpose("chain", "draw", "region").to_numpy().reshape(-1, cells.n_regions)
+        prior = {k: float(post[k].mean()) for k in ("offset", "slope", "strength")}
+        if regional:
+            prior["region_sd"] = float(post["region_sd"].mean())
+            prior["region_offsets"] = post["region_offset"].mean(("chain", "draw")).to_numpy().round(4).tolist()
+        return {"mean": acc.mean(axis=0), "ci": hdi_from_draws(acc, ci_prob, axis=0), "draws": acc, "prior": prior,
+                "idata": idata, "fit": fitted}
     acc = pool_accuracy_draws(cells, alpha, beta, seed=rng)
     return {"mean": acc.mean(axis=0), "ci": hdi_from_draws(acc, ci_prob, axis=0), "draws": acc, "prior": prior,
-            "idata": idata}
+            "idata": idata, "fit": fitted}
+
+
+def _nuts_fit(cells: CellCounts, regional: bool, regions: Any, item_ids: Any, rng: np.random.Generator,
+              sample_kwargs: dict[str, Any] | None):
+    """NUTS on the cells' :class:`~pbassess.pymc_models.estimation.ConfidencePriorSpec` through the fit layer."""
+    from pbassess.inference import DEFAULT_SAMPLE_KWARGS, fit
+
+    spec = confidence_prior_spec(cells, region_offsets=regional, regions=regions, item_ids=item_ids,
+                                 seed=int(rng.integers(2**31 - 1)))
+    # NUTS' own draws per chain (the sampler's setting) also size the prior draws
+    per_chain = int((sample_kwargs or {}).get("draws", DEFAULT_SAMPLE_KWARGS["draws"]))
+    return fit(spec, inference="nuts", draws=per_chain, seed=rng, sample_kwargs=sample_kwargs)
 
 
 def bayes_estimate_batch(cells: CellCounts, n: Any, correct: Any, *, ci_prob: float = CI_PROB,

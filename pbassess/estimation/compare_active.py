@@ -26,6 +26,7 @@ import numpy as np
 from scipy import special
 
 from pbassess.errors import ConfigError
+from pbassess.stats.betabinom import beta_binomial_log_marginal
 from pbassess.stats.sampling import as_generator
 
 __all__ = ["decision_probabilities", "label_value", "next_group"]
@@ -101,8 +102,7 @@ def label_value(successes: Any, trials: Any, *, rope: float = 0.02, prior: tuple
         if not pairs:
             continue
         # Beta-binomial predictive of y successes in the next L labels of group g
-        log_pred = (special.gammaln(lookahead + 1) - special.gammaln(ys + 1) - special.gammaln(lookahead - ys + 1)
-                    + special.betaln(a[g] + ys, b[g] + lookahead - ys) - special.betaln(a[g], b[g]))
+        log_pred = beta_binomial_log_marginal(ys, lookahead, a[g], b[g])
         weights = np.exp(log_pred)
         for y, w in zip(ys, weights, strict=True):
             moved = base.copy()

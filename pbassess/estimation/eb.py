@@ -14,7 +14,7 @@ the Beta-binomial marginal likelihood (theta integrated out) times the weak hype
 
     offset ~ Normal(0, 1.5),  slope ~ Normal(1, 1),  log tau ~ Normal(3, 2),
 
-the same ones the PyMC model (:func:`pbassess.estimation.bayes.confidence_prior_model`) samples;
+the same ones the PyMC model (:func:`pbassess.pymc_models.estimation.confidence_prior_model`) samples;
 the exact per-region posterior given the fit is ``Beta(mu_r tau + k_r, (1 - mu_r) tau + n_r - k_r)``.
 A well-calibrated model gets a large tau (its confidence is trusted like many labels), a
 miscalibrated one gets its offset / slope corrected by the labels.
@@ -33,12 +33,14 @@ import numpy as np
 from scipy import special
 
 from pbassess.errors import ConfigError
+from pbassess.pymc_models.estimation import (
+    HYPERPRIOR,  # (mean, sd) of the hyperpriors: one copy, beside the PyMC model
+)
+from pbassess.stats.betabinom import beta_binomial_log_marginal, beta_binomial_log_marginal_grad
 
 __all__ = ["HYPERPRIOR", "ConfidencePrior", "fit_confidence_prior", "laplace_covariance", "laplace_draws",
            "marginal_log_likelihood"]
 
-#: (mean, sd) of the Normal hyperpriors of offset, slope and log strength.
-HYPERPRIOR: dict[str, tuple[float, float]] = {"offset": (0.0, 1.5), "slope": (1.0, 1.0), "log_strength": (3.0, 2.0)}
 
 _CLIP = 1e-4
 
@@ -107,12 +109,9 @@ def _value_and_grad(p: np.ndarray, n: np.ndarray, k: np.ndarray, x: np.ndarray, 
     mu = np.clip(special.expit(off + slope * x), 1e-9, 1 - 1e-9)
     tau = np.exp(log_tau)
     a, b = mu * tau, (1 - mu) * tau
-    ll = (special.gammaln(a + k) - special.gammaln(a) + special.gammaln(b + n - k) - special.gammaln(b)
-          - special.gammaln(tau + n) + special.gammaln(tau))
+    ll = beta_binomial_log_marginal(k, n, a, b, coefficient=False, strength=tau)
     with np.errstate(invalid="ignore", over="ignore"):
-        da = special.digamma(a + k) - special.digamma(a)
-        db = special.digamma(b + n - k) - special.digamma(b)
-        dtau_common = special.digamma(tau) - special.digamma(tau + n)
+        da, db, dtau_common = beta_binomial_log_marginal_grad(k, n, a, b, strength=tau)
         deta = np.nan_to_num((da - db) * tau * mu * (1 - mu), nan=0.0, posinf=0.0, neginf=0.0)
         dlogtau = np.nan_to_num((da * a + db * b) + dtau_common * tau, nan=0.0, posinf=0.0, neginf=0.0)
     value = ll.sum(axis=-1)

@@ -17,7 +17,7 @@ brier       top-1 form: (c - correct)^2; full probabilities:     c (1 - c), resp
 nll         -log p_y (full probabilities only)                   the entropy -sum_k p_k log p_k
 ==========  ===================================================  ===============================
 
-:func:`item_statistic` resolves a name, an :class:`ItemStatistic`, a callable (observed values
+:func:`item_statistic` resolves a name, a :class:`MeanEstimand`, a callable (observed values
 only) or, when COUNT's registry :mod:`pbassess.metrics` exists, a registered metric name.
 :func:`region_codes` is the single place that turns ``by=`` into integer region codes.
 """
@@ -33,14 +33,19 @@ import numpy as np
 from pbassess.data.predictions import Predictions
 from pbassess.errors import ConfigError, DataError
 
-__all__ = ["BUILTIN_STATISTICS", "ItemStatistic", "item_statistic", "region_codes"]
+__all__ = ["BUILTIN_STATISTICS", "MeanEstimand", "item_statistic", "region_codes"]
 
 _EPS = 1e-12
 
 
 @dataclass(frozen=True)
-class ItemStatistic:
-    """A metric defined as the mean of a per-item statistic.
+class MeanEstimand:
+    """What :func:`~pbassess.estimation.estimate` estimates: the mean of a per-item statistic, with its two faces.
+
+    The statistic's **observed** value on a labeled item and the model's **predicted** value of
+    it on every item (the pair prediction-powered inference needs). Not the counting layer's
+    :class:`pbassess.counting.ItemStatistic`, a per-item function summed per cell; this one
+    was also called ``ItemStatistic`` before.
 
     Attributes
     ----------
@@ -103,12 +108,12 @@ def _nll_predicted(p: Predictions) -> np.ndarray:
 
 
 #: Statistics known without the metric registry.
-BUILTIN_STATISTICS: dict[str, ItemStatistic] = {
-    "accuracy": ItemStatistic("accuracy", _correct, lambda p: np.asarray(p.confidence, dtype=float), bounded=True),
-    "error": ItemStatistic("error", lambda p, i: 1.0 - _correct(p, i),
+BUILTIN_STATISTICS: dict[str, MeanEstimand] = {
+    "accuracy": MeanEstimand("accuracy", _correct, lambda p: np.asarray(p.confidence, dtype=float), bounded=True),
+    "error": MeanEstimand("error", lambda p, i: 1.0 - _correct(p, i),
                            lambda p: 1.0 - np.asarray(p.confidence, dtype=float), bounded=True),
-    "brier": ItemStatistic("brier", _brier_observed, _brier_predicted),
-    "nll": ItemStatistic("nll", _nll_observed, _nll_predicted),
+    "brier": MeanEstimand("brier", _brier_observed, _brier_predicted),
+    "nll": MeanEstimand("nll", _nll_observed, _nll_predicted),
 }
 
 
@@ -125,7 +130,7 @@ def _item_dict(p: Predictions, idx: np.ndarray) -> dict[str, np.ndarray]:
 _PREDICTED_OF = {"correct": "accuracy", "error": "error", "brier": "brier", "nll": "nll"}
 
 
-def _from_registry(name: str) -> ItemStatistic | None:
+def _from_registry(name: str) -> MeanEstimand | None:
     """A registered metric of :mod:`pbassess.metrics` (COUNT) that is the mean of a per-item statistic."""
     try:
         from pbassess.metrics import get_metric
@@ -142,12 +147,12 @@ def _from_registry(name: str) -> ItemStatistic | None:
         raise ConfigError(f"metric {name!r} needs no labels; its value is known from the predictions alone")
     twin = _PREDICTED_OF.get(stat.name)
     predicted = BUILTIN_STATISTICS[twin].predicted if twin else None
-    return ItemStatistic(name, lambda p, idx: np.asarray(stat.func(_item_dict(p, idx)), dtype=float), predicted,
+    return MeanEstimand(name, lambda p, idx: np.asarray(stat.func(_item_dict(p, idx)), dtype=float), predicted,
                          bounded=metric.family == "beta-binomial")
 
 
-def item_statistic(metric: Any) -> ItemStatistic:
-    """Resolve ``metric`` (a name, an :class:`ItemStatistic` or a callable) to an item statistic.
+def item_statistic(metric: Any) -> MeanEstimand:
+    """Resolve ``metric`` (a name, a :class:`MeanEstimand` or a callable) to the estimand.
 
     A plain callable ``f(preds, index) -> values`` gives the observed statistic only.
 
@@ -158,10 +163,10 @@ def item_statistic(metric: Any) -> ItemStatistic:
     >>> item_statistic(lambda p, i: np.ones(len(i))).predicted is None
     True
     """
-    if isinstance(metric, ItemStatistic):
+    if isinstance(metric, MeanEstimand):
         return metric
     if callable(metric):
-        return ItemStatistic(getattr(metric, "__name__", "custom"), metric)
+        return MeanEstimand(getattr(metric, "__name__", "custom"), metric)
     name = str(metric)
     if name in BUILTIN_STATISTICS:
         return BUILTIN_STATISTICS[name]

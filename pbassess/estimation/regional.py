@@ -38,13 +38,15 @@ import numpy as np
 from scipy import special
 
 from pbassess.estimation.eb import _BOUNDS, HYPERPRIOR, _logit_conf, fit_confidence_prior
+from pbassess.pymc_models.estimation import (
+    SIGMA_PRIOR_SCALE,  # scale of sigma's HalfNormal prior (one copy)
+)
+from pbassess.stats.betabinom import beta_binomial_log_marginal, beta_binomial_log_marginal_grad
 
 __all__ = ["SIGMA_GRID", "RegionalPrior", "fit_regional_prior"]
 
 #: Grid of the region offsets' standard deviation sigma (logit scale).
 SIGMA_GRID: np.ndarray = np.geomspace(0.02, 4.0, 18)
-#: Scale of the HalfNormal prior of sigma.
-SIGMA_PRIOR_SCALE = 1.0
 
 
 @dataclass(frozen=True)
@@ -94,18 +96,16 @@ def _cell_terms(phi: np.ndarray, n: np.ndarray, k: np.ndarray, jac: np.ndarray):
     mu = np.clip(special.expit(jac @ phi), 1e-9, 1 - 1e-9)
     tau = np.exp(phi[2])
     a, b = mu * tau, (1 - mu) * tau
-    da = special.digamma(a + k) - special.digamma(a)
-    db = special.digamma(b + n - k) - special.digamma(b)
-    return mu, tau, a, b, da, db
+    da, db, dt = beta_binomial_log_marginal_grad(k, n, a, b, strength=tau)
+    return mu, tau, a, b, da, db, dt
 
 
 def _log_post(phi: np.ndarray, sigma: float, n: np.ndarray, k: np.ndarray, jac: np.ndarray) -> tuple[float, np.ndarray]:
     """Log density of phi given sigma (Beta-binomial counts, hyperpriors, Normal region effects) and its gradient."""
-    mu, tau, a, b, da, db = _cell_terms(phi, n, k, jac)
-    ll = (special.gammaln(a + k) - special.gammaln(a) + special.gammaln(b + n - k) - special.gammaln(b)
-          - special.gammaln(tau + n) + special.gammaln(tau))
+    mu, tau, a, b, da, db, dt = _cell_terms(phi, n, k, jac)
+    ll = beta_binomial_log_marginal(k, n, a, b, coefficient=False, strength=tau)
     deta = np.nan_to_num((da - db) * tau * mu * (1 - mu))
-    dlogtau = np.nan_to_num(da * a + db * b + (special.digamma(tau) - special.digamma(tau + n)) * tau)
+    dlogtau = np.nan_to_num(da * a + db * b + dt * tau)
     w = phi[3:]
     value = float(ll.sum()) - 0.5 * float(w @ w) / sigma**2 - w.size * np.log(sigma) - 0.5 * w.size * np.log(2 * np.pi)
     grad = jac.T @ deta
@@ -120,8 +120,7 @@ def _log_post(phi: np.ndarray, sigma: float, n: np.ndarray, k: np.ndarray, jac: 
 
 def _hessian(phi: np.ndarray, sigma: float, n: np.ndarray, k: np.ndarray, jac: np.ndarray) -> np.ndarray:
     """Exact Hessian of :func:`_log_post` in phi (chain rule through each cell's (eta, log tau); trigamma terms)."""
-    mu, tau, a, b, da, db = _cell_terms(phi, n, k, jac)
-    dt = special.digamma(tau) - special.digamma(tau + n)
+    mu, tau, a, b, da, db, dt = _cell_terms(phi, n, k, jac)
     daa = special.polygamma(1, a + k) - special.polygamma(1, a)
     dbb = special.polygamma(1, b + n - k) - special.polygamma(1, b)
     dtt = special.polygamma(1, tau) - special.polygamma(1, tau + n)

@@ -6,6 +6,7 @@ agreement tests use.
 """
 
 from pbassess.stats.beta import beta_hdi, beta_posterior, beta_prior, check_pseudocount
+from pbassess.stats.betabinom import beta_binomial_log_marginal, beta_binomial_log_marginal_grad
 from pbassess.stats.calibration import ece_from_draws, frequentist_ece
 from pbassess.stats.counts import (
     bin_edges,
@@ -19,7 +20,7 @@ from pbassess.stats.ranking import prob_extreme, prob_in_extreme_m, rank_draws
 from pbassess.stats.sampling import as_generator, beta_draws, dirichlet_draws
 
 __all__ = [
-    "as_generator", "beta_draws", "beta_hdi", "beta_posterior", "beta_prior", "bin_edges", "bin_index", "check_pseudocount",
+    "as_generator", "beta_binomial_log_marginal", "beta_binomial_log_marginal_grad", "beta_draws", "beta_hdi", "beta_posterior", "beta_prior", "bin_edges", "bin_index", "check_pseudocount",
     "binned_counts", "confusion_counts", "dirichlet_draws", "ece_from_draws", "frequentist_ece", "hdi_from_draws",
     "prob_extreme", "prob_in_extreme_m", "rank_draws", "region_counts",
 ]

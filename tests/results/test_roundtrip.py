@@ -225,7 +225,7 @@ def _model_comparison(digits, tmp_path):
 
     counts = environment_counts(_sites(3), "site")
     two = {name: POOLING_VARIANTS[name] for name in ("independent", "pooled")}
-    return compare_variants(counts, two, prior_draws=50, seed=0, warn=False, **TINY_NUTS)
+    return compare_variants(counts, two, prior_draws=50, seed=0, warn=False, sample_kwargs=TINY_NUTS)
 
 
 def _rope_labeling(digits, tmp_path):
@@ -246,13 +246,31 @@ def _shift(digits, tmp_path):
 def _hierarchical(digits, tmp_path):
     from pbassess.assess import assess_hierarchical
 
-    return assess_hierarchical(_sites(3), "site", seed=0, **TINY_NUTS)
+    return assess_hierarchical(_sites(3), "site", seed=0, sample_kwargs=TINY_NUTS)
 
 
 def _hierarchical_calibration(digits, tmp_path):
     from pbassess.assess import assess_hierarchical_calibration
 
-    return assess_hierarchical_calibration(_sites(3), "site", bins=3, seed=0, **TINY_NUTS)
+    return assess_hierarchical_calibration(_sites(3), "site", bins=3, seed=0, sample_kwargs=TINY_NUTS)
+
+
+def _shift_trend(digits, tmp_path):
+    from pbassess.shift.hierarchical import fit_accuracy_trend
+
+    return fit_accuracy_trend([90, 80, 60], [100, 100, 100], seed=0, sample_kwargs=TINY_NUTS)["result"]
+
+
+def _bayes_estimate(digits, tmp_path):
+    labels = np.where(np.arange(digits.n_items) < 150, digits.labels, -1)
+    pool = pb.Predictions.from_probs(digits.probs, labels, classes=digits.classes)
+    return pb.estimate(pool, methods="bayes", inference="nuts", seed=0, sample_kwargs=TINY_NUTS).bayes
+
+
+def _shrinkage(digits, tmp_path):
+    from pbassess.calibration.shrinkage import assess_calibration_shrinkage
+
+    return assess_calibration_shrinkage(digits, bins=5, seed=0, sample_kwargs=TINY_NUTS)
 
 
 #: class name -> factory(digits, tmp_path) of a small real instance.
@@ -270,11 +288,14 @@ FACTORIES = {
     "HierarchicalResult": _hierarchical,
     "HierarchicalCalibrationResult": _hierarchical_calibration,
     "ModelComparison": _model_comparison,
+    "ShiftTrendResult": _shift_trend,
+    "BayesEstimateResult": _bayes_estimate,
+    "ShrinkageResult": _shrinkage,
     "PriorComparison": lambda digits, tmp_path: pb.compare_priors(digits, priors=["uniform", "informed"], seed=0),
 }
 
 #: Factories that take more than 5 s with a cold PyTensor cache (18 s and 10 s; about 2 s warm).
-SLOW = {"HierarchicalCalibrationResult", "ModelComparison"}
+SLOW = {"HierarchicalCalibrationResult", "ModelComparison", "ShiftTrendResult", "BayesEstimateResult", "ShrinkageResult"}
 
 
 def test_every_result_class_has_a_factory():
