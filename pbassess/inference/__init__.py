@@ -3,7 +3,7 @@
 * :func:`fit` -- the one fit function: a :class:`Spec` (an assessment's model over its counts)
   to the DataTree contract, by exact conjugate draws or NUTS; :func:`exact_loo` for conjugate specs;
   ``draws`` is posterior draws per chain in both inferences (:func:`draws_per_chain`);
-* :func:`resolve_inference` -- ``inference="conjugate"|"nuts"`` (``engine=`` and ``"mcmc"`` are aliases);
+* :func:`resolve_inference` -- ``inference="conjugate"|"nuts"`` (``"mcmc"`` is an old spelling of ``"nuts"``);
 * :func:`merge_sample_kwargs` / :func:`sample_model` -- NUTS with one set of defaults, the
   progress bar when a person is watching, a DataTree with ``log_likelihood``;
 * :func:`diagnostics` -- R-hat on summary quantities, ESS and divergences with ``"ok"``;

@@ -41,30 +41,23 @@ INTERNAL_SUFFIXES: tuple[str, ...] = ("_asinh_logit",)
 _QUIET = [False]
 
 
-def resolve_inference(inference: Any = None, engine: Any = None, *, default: str = "conjugate") -> str:
-    """The canonical inference name from ``inference=`` and its alias ``engine=``.
-
-    ``"mcmc"`` means ``"nuts"``. Giving both with different meanings is an error.
+def resolve_inference(inference: Any = None, *, default: str = "conjugate") -> str:
+    """The canonical inference name from ``inference=`` (``"mcmc"`` is an old spelling of ``"nuts"``).
 
     Examples
     --------
-    >>> resolve_inference(engine="mcmc"), resolve_inference(), resolve_inference("nuts")
+    >>> resolve_inference("mcmc"), resolve_inference(), resolve_inference("nuts")
     ('nuts', 'conjugate', 'nuts')
     >>> resolve_inference("gibbs")
     Traceback (most recent call last):
     ...
     pbassess.errors.ConfigError: unknown inference 'gibbs' (choose 'conjugate' or 'nuts'; 'mcmc' means 'nuts')
     """
-    names = []
-    for option, value in (("inference", inference), ("engine", engine)):
-        if value is None:
-            continue
-        if not isinstance(value, str) or value.lower() not in _ALIASES:
-            raise ConfigError(f"unknown {option} {value!r} (choose 'conjugate' or 'nuts'; 'mcmc' means 'nuts')")
-        names.append(_ALIASES[value.lower()])
-    if len(set(names)) > 1:
-        raise ConfigError(f"inference={inference!r} and engine={engine!r} disagree; give only inference=")
-    return names[0] if names else default
+    if inference is None:
+        return default
+    if not isinstance(inference, str) or inference.lower() not in _ALIASES:
+        raise ConfigError(f"unknown inference {inference!r} (choose 'conjugate' or 'nuts'; 'mcmc' means 'nuts')")
+    return _ALIASES[inference.lower()]
 
 
 def _nutpie_available() -> bool:

@@ -83,11 +83,23 @@ def test_merge_sample_kwargs_user_wins_and_is_checked():
             merge_sample_kwargs(bad)
 
 
-def test_inference_names_and_aliases():
-    assert resolve_inference("nuts") == resolve_inference("mcmc") == resolve_inference(engine="mcmc") == "nuts"
+def test_inference_names_and_the_old_spelling():
+    assert resolve_inference("nuts") == resolve_inference("mcmc") == resolve_inference("NUTS") == "nuts"
     assert resolve_inference() == "conjugate"
-    with pytest.raises(ConfigError, match="disagree"):
-        resolve_inference("conjugate", "mcmc")
+    with pytest.raises(ConfigError, match="unknown inference 'gibbs'"):
+        resolve_inference("gibbs")
+    with pytest.raises(TypeError):  # the engine= alias is gone (0.2.0)
+        resolve_inference(engine="mcmc")
+
+
+def test_engine_keyword_is_gone_from_every_assessment():
+    """Issue 18: the engine= alias is dropped; passing it is Python's TypeError naming it."""
+    import pbassess as pb
+
+    for func in (pb.assess_accuracy, pb.assess_calibration, pb.assess_confusion, pb.compare_groups,
+                 pb.assess_hierarchical):
+        with pytest.raises(TypeError, match="engine"):
+            func(pb.load_data(), engine="mcmc")
 
 
 def test_sample_model_returns_every_group_and_hides_internal_coordinates(captured):
