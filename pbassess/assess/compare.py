@@ -65,6 +65,7 @@ from pbassess.assess.rope_labeling import (
 from pbassess.constants import CI_PROB, DEFAULT_BINS, DEFAULT_PSEUDOCOUNT
 from pbassess.errors import ConfigError, DataError
 from pbassess.inference import fit
+from pbassess.metrics.registry import metrics_used_by
 from pbassess.pymc_models.accuracy import BetaBernoulliSpec, GroupComparisonSpec
 from pbassess.pymc_models.comparison import MAX_MODELS, PairedComparisonSpec, joint_outcome_index
 from pbassess.pymc_models.priors import is_pymc_prior
@@ -76,7 +77,9 @@ __all__ = [
     "compare_models", "rope_decision", "rope_probabilities", "rope_probabilities_beta", "simulate_rope_labeling",
 ]
 
-METRICS = ("accuracy", "tpr", "fpr", "calibration-bias", "ece")
+#: The metrics a comparison computes, as the metric registry lists them (``Metric.used_by``), spelled with
+#: hyphens as on the command line.
+METRICS = tuple(name.replace("_", "-") for name in metrics_used_by("compare"))
 _ALIASES = {"bias": "calibration-bias", "calibration_bias": "calibration-bias", "acc": "accuracy"}
 #: The joint outcomes of a pair of models, in the order of ``counts["joint"]``.
 OUTCOMES = ("both", "only_a", "only_b", "neither")

@@ -1,6 +1,6 @@
 """``pbassess compare`` and ``pbassess hierarchical``.
 
-``pbassess compare DATA --by COLUMN [--models score_X[,score_Y...]] [--metric accuracy|tpr|fpr|ece|calibration-bias]
+``pbassess compare DATA --by COLUMN [--models score_X[,score_Y...]] [--metric accuracy|tpr|fpr|calibration-bias|ece]
 [--rope r] [--json]`` compares a metric between the groups of a column (all pairs), or, with two
 or more ``--models``, between models scored on the same items (paired model; with ``--by`` as
 well, the models are also compared within each group, under ``"by_group"``). ``--json`` prints
@@ -73,7 +73,7 @@ def register(subparsers: Any) -> None:
                             "--out compare-out"))
     _add_common(p)
     p.add_argument("--by", default=None, metavar="COLUMN", help="group column (required unless several --models)")
-    p.add_argument("--metric", default="accuracy", metavar="{accuracy,tpr,fpr,ece,calibration-bias}",
+    p.add_argument("--metric", default="accuracy", metavar="{accuracy,tpr,fpr,calibration-bias,ece}",
                    help="metric to compare (default accuracy)")
     p.add_argument("--rope", type=float, default=0.0, metavar="R",
                    help="half-width R of the region of practical equivalence of a difference (default 0)")

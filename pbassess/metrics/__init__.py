@@ -20,15 +20,18 @@ from pbassess.metrics.posterior import metric_posterior, metric_statistics
 from pbassess.metrics.registry import (
     FAMILIES,
     REDUCTIONS,
+    TOOLS,
     Metric,
     get_metric,
     list_metrics,
+    metrics_used_by,
     register_metric,
 )
 
 __all__ = [
     "FAMILIES",
     "REDUCTIONS",
+    "TOOLS",
     "Metric",
     "bayesian_bootstrap",
     "bootstrap_moments",
@@ -36,5 +39,6 @@ __all__ = [
     "list_metrics",
     "metric_posterior",
     "metric_statistics",
+    "metrics_used_by",
     "register_metric",
 ]

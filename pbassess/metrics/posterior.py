@@ -3,8 +3,9 @@
 ``metric_statistics(preds, metric, by=...)`` runs :func:`~pbassess.counting.count_cells` with the
 keys and per-item statistic the metric needs and reduces the counts to its family's
 sufficient statistics; ``metric_posterior(metric, stats, ...)`` draws from the conjugate
-posterior of every cell: Beta(pc/2 + s, pc/2 + t - s), Dirichlet(pc/J + counts) or the
-Bayesian bootstrap (:mod:`pbassess.metrics.bootstrap`).
+posterior of every cell: Beta(pc/2 + s, pc/2 + t - s), Dirichlet(pc/J + counts), the
+Bayesian bootstrap (:mod:`pbassess.metrics.bootstrap`) or, for the ECE, Beta posteriors of the
+confidence bins centred at their mean confidence (:func:`ece_draws`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pbassess.metrics.bootstrap import bayesian_bootstrap
 from pbassess.metrics.registry import Metric, get_metric
 from pbassess.stats.sampling import as_generator, beta_draws, dirichlet_draws
 
-__all__ = ["metric_posterior", "metric_statistics"]
+__all__ = ["ece_draws", "metric_posterior", "metric_statistics"]
 
 
 def metric_statistics(preds: Any, metric: str | Metric, by: Any = (), *, bin_edges: Any = None,
@@ -59,6 +60,42 @@ def _stack(da: Any, last: str | None = None) -> tuple[np.ndarray, tuple[str, ...
     da = da.transpose(*dims)
     coords = {d: da[d].values for d in dims if d in da.coords}
     return np.asarray(da.values, dtype=float), dims, coords
+
+
+def ece_draws(n: Any, correct: Any, score_sum: Any, n_draws: int, seed: Any = None,
+              pseudocount: float = DEFAULT_PSEUDOCOUNT) -> np.ndarray:
+    """Posterior draws of the ECE from per-bin counts (the ``binned-calibration`` family).
+
+    Each occupied bin's accuracy gets a Beta prior of strength ``pseudocount`` centred at the
+    bin's mean confidence (perfect calibration) and its conjugate posterior; the ECE is the
+    bin-weighted mean absolute gap of every draw. A pool without labels gives NaN.
+
+    Parameters
+    ----------
+    n, correct, score_sum : array_like, shape (B,)
+        Labeled items, correct items and the sum of confidences in each bin.
+    n_draws : int
+    seed : int or Generator, optional
+    pseudocount : float
+
+    Examples
+    --------
+    >>> d = ece_draws([0, 1000], [0, 700], [0.0, 900.0], 4000, seed=0)
+    >>> bool(abs(d.mean() - 0.2) < 0.01)
+    True
+    """
+    from pbassess.stats.beta import beta_prior
+    from pbassess.stats.calibration import ece_from_draws
+
+    m = np.asarray(n, dtype=float)
+    k = np.asarray(correct, dtype=float)
+    if m.sum() == 0:
+        return np.full(int(n_draws), np.nan)
+    occupied = m > 0
+    s = np.asarray(score_sum, dtype=float)[occupied] / m[occupied]
+    a, b = beta_prior("informed", int(occupied.sum()), pseudocount, mean=s)
+    theta = beta_draws(a + k[occupied], b + m[occupied] - k[occupied], n_draws, seed=seed)
+    return ece_from_draws(theta, m[occupied] / m.sum(), s)
 
 
 def metric_posterior(metric: str | Metric, stats: Any, *, n_draws: int = DEFAULT_N_DRAWS,
@@ -100,6 +137,14 @@ def metric_posterior(metric: str | Metric, stats: Any, *, n_draws: int = DEFAULT
         c, dims, coords = _stack(stats["counts"], last="category")
         alpha = pc / c.shape[-1] + c.reshape(-1, c.shape[-1])
         values = dirichlet_draws(alpha, n_draws, seed=rng).reshape((int(n_draws), *c.shape))
+    elif m.family == "binned-calibration":
+        n, dims, coords = _stack(stats["trials"], last="bin")
+        k, _, _ = _stack(stats["successes"], last="bin")
+        score, _, _ = _stack(stats["score_sum"], last="bin")
+        dims, coords = dims[:-1], {d: v for d, v in coords.items() if d != "bin"}
+        flat = [ece_draws(*(x.reshape(-1, x.shape[-1])[i] for x in (n, k, score)), n_draws, seed=rng,
+                          pseudocount=pc) for i in range(int(np.prod(n.shape[:-1])))]
+        values = np.stack(flat, axis=1).reshape((int(n_draws), *n.shape[:-1]))
     else:
         n, dims, coords = _stack(stats["n"])
         total, _, _ = _stack(stats["total"])

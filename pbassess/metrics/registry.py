@@ -10,6 +10,8 @@ reduction returns):
 ``"beta-binomial"``          ``successes``, ``trials``           Beta posterior of a rate
 ``"dirichlet-multinomial"``  ``counts`` (last dim ``category``)   Dirichlet posterior of shares
 ``"bayesian-bootstrap"``     ``n``, ``total``, ``sq_total``       posterior of a mean (Rubin)
+``"binned-calibration"``     ``trials``, ``successes``,           Beta posterior of each confidence
+                             ``score_sum`` (last dim ``bin``)     bin's accuracy -> the ECE
 
 Reductions (``Metric.reduction``, a name below or a function of the count Dataset):
 
@@ -20,6 +22,12 @@ Reductions (``Metric.reduction``, a name below or a function of the count Datase
 ``"false-positive"`` per class c: items predicted c among labeled items whose class is not c
 ``"confusion-rows"`` Dirichlet over the true class within each predicted class
 ``"true-class-shares"`` Dirichlet over the true classes (prevalence)
+``"confidence-bins"`` labeled items, correct items and summed confidence per confidence bin
+
+Which tools compute a metric is the registry's to say too (``Metric.used_by``): ``"compare"``
+(group and model comparisons, :mod:`pbassess.assess.compare` and ``pbassess compare --metric``)
+and ``"shift"`` (the shift table's posteriors, :mod:`pbassess.shift`); :func:`metrics_used_by`
+lists them, so no tool keeps its own list of metric names.
 
 One-vs-rest reductions return a dim ``class``. Adding a metric is one :func:`register_metric`
 call.
@@ -36,9 +44,12 @@ import numpy as np
 from pbassess.counting import ItemStatistic, get_item_statistic, register_item_statistic
 from pbassess.errors import ConfigError
 
-__all__ = ["FAMILIES", "REDUCTIONS", "Metric", "get_metric", "list_metrics", "register_metric"]
+__all__ = ["FAMILIES", "REDUCTIONS", "TOOLS", "Metric", "get_metric", "list_metrics", "metrics_used_by",
+           "register_metric"]
 
-FAMILIES = ("beta-binomial", "dirichlet-multinomial", "bayesian-bootstrap")
+FAMILIES = ("beta-binomial", "dirichlet-multinomial", "bayesian-bootstrap", "binned-calibration")
+#: The tools that read metric names from the registry (``Metric.used_by``).
+TOOLS = ("compare", "shift")
 DIRECTIONS = ("higher", "lower", "zero", "none")
 
 
@@ -67,6 +78,8 @@ class Metric:
     bound : float
         Bound on ``|per-item value|`` for a callable ``per_item`` (see ItemStatistic).
     description : str
+    used_by : tuple of str
+        The tools in :data:`TOOLS` that compute this metric (``"compare"``, ``"shift"``).
 
     Examples
     --------
@@ -90,6 +103,7 @@ class Metric:
     count_by: tuple[str, ...] = ()
     bound: float = 1024.0
     description: str = ""
+    used_by: tuple[str, ...] = ()
 
     @property
     def item_statistic(self) -> ItemStatistic | None:
@@ -148,6 +162,12 @@ def _true_shares(counts: Any, metric: Metric) -> Any:
     return xr.Dataset({"counts": counts["n"].rename({"true": "category"})})
 
 
+def _confidence_bins(counts: Any, metric: Metric) -> Any:
+    import xarray as xr
+
+    return xr.Dataset({"trials": counts["n"], "successes": counts["correct"], "score_sum": counts["score_sum"]})
+
+
 REDUCTIONS: dict[str, Callable[[Any, Metric], Any]] = {
     "mean": _mean,
     "per-true-class": _per_class("true"),
@@ -155,11 +175,12 @@ REDUCTIONS: dict[str, Callable[[Any, Metric], Any]] = {
     "false-positive": _false_positive,
     "confusion-rows": _confusion_rows,
     "true-class-shares": _true_shares,
+    "confidence-bins": _confidence_bins,
 }
 
 _REDUCTION_KEYS = {"per-true-class": ("true",), "per-predicted-class": ("predicted",),
                    "false-positive": ("predicted", "true"), "confusion-rows": ("predicted", "true"),
-                   "true-class-shares": ("true",)}
+                   "true-class-shares": ("true",), "confidence-bins": ("bin",)}
 
 _METRICS: dict[str, Metric] = {}
 
@@ -177,6 +198,9 @@ def register_metric(metric: Metric, *, overwrite: bool = False) -> Metric:
     """
     if metric.family not in FAMILIES:
         raise ConfigError(f"unknown posterior family {metric.family!r} (choose {', '.join(FAMILIES)})")
+    unknown = [t for t in metric.used_by if t not in TOOLS]
+    if unknown:
+        raise ConfigError(f"unknown tool {unknown[0]!r} in used_by (choose from {', '.join(TOOLS)})")
     if metric.direction not in DIRECTIONS:
         raise ConfigError(f"unknown direction {metric.direction!r} (choose {', '.join(DIRECTIONS)})")
     if isinstance(metric.reduction, str) and metric.reduction not in REDUCTIONS:
@@ -223,23 +247,40 @@ def list_metrics(family: str | None = None) -> list[str]:
     return sorted(m.name for m in _METRICS.values() if family is None or m.family == family)
 
 
+def metrics_used_by(tool: str) -> tuple[str, ...]:
+    """The metrics a tool computes, in registration order (its ``--metric`` choices).
+
+    Examples
+    --------
+    >>> metrics_used_by("compare")
+    ('accuracy', 'tpr', 'fpr', 'calibration_bias', 'ece')
+    >>> metrics_used_by("shift")
+    ('accuracy', 'nll', 'brier', 'ece')
+    """
+    if tool not in TOOLS:
+        raise ConfigError(f"unknown tool {tool!r} (choose from {', '.join(TOOLS)})")
+    return tuple(m.name for m in _METRICS.values() if tool in m.used_by)
+
+
 _BUILTIN = (
     Metric("accuracy", "correct", "mean", "beta-binomial", "higher", True,
-           description="share of labeled items whose top-1 prediction is right"),
+           description="share of labeled items whose top-1 prediction is right", used_by=("compare", "shift")),
     Metric("error_rate", "error", "mean", "beta-binomial", "lower", True,
            description="share of labeled items whose top-1 prediction is wrong"),
     Metric("tpr", "correct", "per-true-class", "beta-binomial", "higher", True,
-           description="true-positive rate (recall) of each class, one vs rest"),
+           description="true-positive rate (recall) of each class, one vs rest", used_by=("compare",)),
     Metric("fpr", None, "false-positive", "beta-binomial", "lower", True,
-           description="false-positive rate of each class: predicted c among items not of class c"),
+           description="false-positive rate of each class: predicted c among items not of class c",
+           used_by=("compare",)),
     Metric("precision", "correct", "per-predicted-class", "beta-binomial", "higher", True,
            description="share of items predicted as each class that belong to it"),
     Metric("calibration_bias", "calibration_bias", "mean", "bayesian-bootstrap", "zero", True,
-           description="mean confidence minus accuracy (positive = over-confident)"),
+           description="mean confidence minus accuracy (positive = over-confident)", used_by=("compare",)),
     Metric("nll", "nll", "mean", "bayesian-bootstrap", "lower", True, needs_probs=True,
-           description="mean negative log-likelihood of the true class (probabilities floored at 1e-8)"),
+           description="mean negative log-likelihood of the true class (probabilities floored at 1e-8)",
+           used_by=("shift",)),
     Metric("brier", "brier", "mean", "bayesian-bootstrap", "lower", True, needs_probs=True,
-           description="mean Brier score: sum of squared differences to the one-hot label"),
+           description="mean Brier score: sum of squared differences to the one-hot label", used_by=("shift",)),
     Metric("entropy", "entropy", "mean", "bayesian-bootstrap", "none", False, needs_probs=True,
            description="mean predictive entropy (nats)"),
     Metric("confidence", "confidence", "mean", "bayesian-bootstrap", "none", False,
@@ -248,6 +289,9 @@ _BUILTIN = (
            description="distribution of the true class within each predicted class"),
     Metric("class_prevalence", None, "true-class-shares", "dirichlet-multinomial", "none", True,
            description="distribution of the true classes among labeled items"),
+    Metric("ece", None, "confidence-bins", "binned-calibration", "lower", True,
+           description="expected calibration error: bin-weighted |accuracy - mean confidence| over confidence bins",
+           used_by=("compare", "shift")),
 )
 
 for _metric in _BUILTIN:

@@ -9,6 +9,9 @@
   :func:`shift_records` (the JSON rows of ``pbassess shift``) and :func:`worsening`.
 """
 
+from pbassess.metrics.posterior import (
+    ece_draws,  # the binned-calibration family of the metric registry
+)
 from pbassess.shift.hierarchical import accuracy_trend_model, fit_accuracy_trend, fit_table_trend
 from pbassess.shift.metrics import (
     accuracy_vs_confidence,
@@ -24,7 +27,6 @@ from pbassess.shift.metrics import (
 from pbassess.shift.posterior import (
     accuracy_draws,
     bayesian_bootstrap_mean,
-    ece_draws,
     prob_worsens,
 )
 from pbassess.shift.table import find_ood, shift_records, shift_table, split_models, worsening

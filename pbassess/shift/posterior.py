@@ -20,11 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from pbassess.constants import DEFAULT_PSEUDOCOUNT
 from pbassess.errors import ConfigError
 from pbassess.stats.sampling import as_generator
 
-__all__ = ["accuracy_draws", "bayesian_bootstrap_mean", "ece_draws", "prob_worsens"]
+__all__ = ["accuracy_draws", "bayesian_bootstrap_mean", "prob_worsens"]
 
 
 def accuracy_draws(correct: Any, n: Any, n_draws: int, seed: Any = None,
@@ -84,38 +83,6 @@ def bayesian_bootstrap_mean(values: Any, n_draws: int, seed: Any = None) -> np.n
         w = rng.standard_exponential((stop - start, x.shape[0]))  # Gamma(1) / sum = Dirichlet(1)
         out[start:stop] = (w @ x) / w.sum(axis=1)[:, None]
     return out[:, 0] if flat else out
-
-
-def ece_draws(n: Any, correct: Any, score_sum: Any, n_draws: int, seed: Any = None,
-              pseudocount: float = DEFAULT_PSEUDOCOUNT) -> np.ndarray:
-    """Posterior draws of the ECE of one level from its per-bin counts.
-
-    Parameters
-    ----------
-    n, correct, score_sum : array_like, shape (B,)
-        Labeled items, correct items and the sum of confidences in each bin.
-    pseudocount : float
-        Strength of the Beta prior centred at the bin's mean confidence.
-
-    Examples
-    --------
-    >>> d = ece_draws([0, 1000], [0, 700], [0.0, 900.0], 4000, seed=0)
-    >>> bool(abs(d.mean() - 0.2) < 0.01)
-    True
-    """
-    from pbassess.stats.beta import beta_prior
-    from pbassess.stats.calibration import ece_from_draws
-    from pbassess.stats.sampling import beta_draws
-
-    m = np.asarray(n, dtype=float)
-    k = np.asarray(correct, dtype=float)
-    if m.sum() == 0:
-        return np.full(int(n_draws), np.nan)
-    occupied = m > 0
-    s = np.asarray(score_sum, dtype=float)[occupied] / m[occupied]
-    a, b = beta_prior("informed", int(occupied.sum()), pseudocount, mean=s)
-    theta = beta_draws(a + k[occupied], b + m[occupied] - k[occupied], n_draws, seed=seed)
-    return ece_from_draws(theta, m[occupied] / m.sum(), s)
 
 
 def prob_worsens(draws: Any, *, higher_is_worse: bool = True) -> dict[str, Any]:

@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from pbassess.metrics.registry import metrics_used_by
+
 __all__ = ["SCALARS", "shift_records", "table_of"]
 
 #: Scalar metrics of one (level, model) cell of the shift table.
@@ -60,7 +62,7 @@ def shift_records(ds) -> list[dict[str, Any]]:
             if has_ood:
                 row["auroc_ood"] = float(cell["auroc_ood"])
                 row["auroc_ood_entropy"] = float(cell["auroc_ood_entropy"])
-            for metric in ("accuracy", "ece", "nll", "brier"):
+            for metric in metrics_used_by("shift"):
                 if f"{metric}_hdi" in ds:
                     row[f"{metric}_hdi"] = [float(v) for v in cell[f"{metric}_hdi"].values]
             out.append(row)

@@ -15,11 +15,13 @@ from typing import Any
 import numpy as np
 
 from pbassess.constants import CI_PROB
+from pbassess.metrics.registry import metrics_used_by
 from pbassess.results.base import AssessmentResult
 
 __all__ = ["ShiftResult"]
 
-_POSTERIOR_METRICS = ("accuracy", "nll", "brier", "ece")
+#: The metrics the shift table gives a posterior, as the metric registry lists them.
+_POSTERIOR_METRICS = metrics_used_by("shift")
 
 
 class ShiftResult(AssessmentResult):

@@ -21,6 +21,8 @@ import numpy as np
 from pbassess.constants import CI_PROB, DEFAULT_BINS, DEFAULT_N_DRAWS
 from pbassess.counting import assign_bins, cell_counts
 from pbassess.errors import ConfigError, DataError
+from pbassess.metrics.posterior import ece_draws
+from pbassess.metrics.registry import get_metric, metrics_used_by
 from pbassess.shift import metrics as M
 from pbassess.shift import posterior as P
 from pbassess.shift.records import SCALARS, shift_records, table_of  # noqa: F401  (SCALARS: older imports)
@@ -175,7 +177,7 @@ def _posterior_draws(cell: dict[str, Any], n_draws: int, rng: np.random.Generato
                                 for key in ("nll", "brier")])
     except ImportError:
         boot = P.bayesian_bootstrap_mean(np.column_stack([stats["nll"], stats["brier"]]), n_draws, seed=rng)
-    ece = P.ece_draws(cell["ece_bin_n"], cell["ece_bin_correct"], cell["ece_bin_score_sum"], n_draws, seed=rng)
+    ece = ece_draws(cell["ece_bin_n"], cell["ece_bin_correct"], cell["ece_bin_score_sum"], n_draws, seed=rng)
     return {"accuracy": acc, "nll": boot[:, 0], "brier": boot[:, 1], "ece": ece}
 
 
@@ -326,7 +328,7 @@ def _assemble(per_model, levels, thresholds, entropy_edges, draws, ci_prob, by, 
         if all(key in per_model[m][1] for m in models):
             ds[key] = (("model", dim), np.stack([per_model[m][1][key] for m in models]))
     if draws:
-        for metric in ("accuracy", "nll", "brier", "ece"):
+        for metric in metrics_used_by("shift"):
             d = np.full(shape + (int(draws),), np.nan)
             for j, m in enumerate(models):
                 for i, lv in enumerate(levels):
@@ -391,7 +393,7 @@ def worsening(ds, metric: str = "ece", *, levels: Any = None) -> Any:
     steps = [f"{a}->{b}" for a, b in zip(names[:-1], names[1:], strict=True)]
     step, mono, last = [], [], []
     for model in sub["model"].values.tolist():
-        r = P.prob_worsens(sub.sel(model=model).values.T, higher_is_worse=metric != "accuracy")
+        r = P.prob_worsens(sub.sel(model=model).values.T, higher_is_worse=get_metric(metric).direction != "higher")
         step.append(r["step"])
         mono.append(r["monotone"])
         last.append(r["first_to_last"])

@@ -7,6 +7,7 @@ import pytest
 from scipy import integrate, stats
 
 from pbassess.errors import ConfigError
+from pbassess.metrics.posterior import ece_draws
 from pbassess.shift import posterior as P
 
 
@@ -51,7 +52,7 @@ def test_ece_draws_concentrate_on_the_true_gap():
     # one bin holding 5000 items of confidence 0.9 whose true accuracy is 0.8: ECE -> 0.1
     rng = np.random.default_rng(5)
     correct = int((rng.random(5000) < 0.8).sum())
-    d = P.ece_draws([0, 5000], [0, correct], [0.0, 4500.0], 4000, seed=6)
+    d = ece_draws([0, 5000], [0, correct], [0.0, 4500.0], 4000, seed=6)
     assert d.mean() == pytest.approx(0.1, abs=3 * np.sqrt(0.16 / 5000))
 
 
@@ -62,7 +63,7 @@ def test_ece_of_a_calibrated_model_is_small():
     from pbassess.stats.counts import bin_edges, binned_counts
 
     c = binned_counts(conf, correct, bin_edges(bins=10))
-    d = P.ece_draws(c["n"], c["correct"], c["score_sum"], 2000, seed=8)
+    d = ece_draws(c["n"], c["correct"], c["score_sum"], 2000, seed=8)
     assert d.mean() < 0.015  # bias of |theta - s| at ~4000 items per bin is about 0.006
 
 
@@ -105,7 +106,7 @@ def test_prob_ece_worsens_detects_growing_miscalibration():
     """Known truth: the true ECE is 0 at level 1 and 0.1 at level 2."""
     rng = np.random.default_rng(11)
     a, b = _ece_counts(rng, 3000, 0.0), _ece_counts(rng, 3000, 0.1)
-    draws = np.column_stack([P.ece_draws(c["n"], c["correct"], c["score_sum"], 2000, seed=rng) for c in (a, b)])
+    draws = np.column_stack([ece_draws(c["n"], c["correct"], c["score_sum"], 2000, seed=rng) for c in (a, b)])
     assert P.prob_worsens(draws)["step"][0] > 0.99
 
 
@@ -115,7 +116,7 @@ def test_prob_ece_worsens_is_undecided_without_shift():
     probs = []
     for _ in range(60):
         a, b = _ece_counts(rng, 2000, 0.05), _ece_counts(rng, 2000, 0.05)
-        d = np.column_stack([P.ece_draws(c["n"], c["correct"], c["score_sum"], 500, seed=rng) for c in (a, b)])
+        d = np.column_stack([ece_draws(c["n"], c["correct"], c["score_sum"], 500, seed=rng) for c in (a, b)])
         probs.append(P.prob_worsens(d)["step"][0])
     # sd of the mean of 60 roughly uniform values: 0.037; 3 sd
     assert abs(np.mean(probs) - 0.5) < 0.12
