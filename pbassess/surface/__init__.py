@@ -2,10 +2,14 @@
 Sarawagi (NeurIPS 2021, "Active Assessment of Prediction Services as Accuracy Surface Over
 Attribute Combinations"; code github.com/vihari/AAA), with full MCMC in PyMC.
 
-Estimators (:func:`fit_surface`): ``cpredictor``, ``beta-i`` (conjugate), ``berngp``, ``betagp``,
-``betagp-sl``, ``betagp-slp`` (latent GPs: exact up to 300 arms, else a projected process with
-inducing points) and ``additive`` (ours: Beta-binomial with an additive main-effect + pairwise
-link, optionally with the model's confidence as a covariate of the mean).
+Estimators (:func:`fit_surface`): ``cpredictor``, ``beta-i`` (conjugate, or NUTS on the same
+model), ``berngp``, ``betagp``, ``betagp-sl``, ``betagp-slp`` (latent GPs: exact up to 300 arms,
+else a projected process with inducing points) and ``additive`` (ours: Beta-binomial with an
+additive main-effect + pairwise link, optionally with the model's confidence as a covariate of
+the mean). The PyMC models and their specs live in :mod:`pbassess.pymc_models.surface`; every
+fit goes through :func:`pbassess.inference.fit` (the DataTree contract, with one log-likelihood
+value per labeled item: each a Bernoulli draw of its arm's accuracy), so ``result.loo()`` and
+``az.loo(result.idata)`` work.
 
 BetaGP-SL's scale supervision: the paper writes a Dirichlet term, the released code a Gamma
 term Gamma(clamp(n_a, 0.01, 10); shape = s_a, rate = 1). Both are offered

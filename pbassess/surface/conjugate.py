@@ -5,7 +5,8 @@
   accuracy) pseudo-counts, lambda = 0.1 (Piratla et al. 2021; ``SimpleExplorer.fit`` of
   github.com/vihari/AAA).
 * :func:`pool_sparse_counts`: BetaGP-SLP's pooling of arms with few labels from their nearest
-  arms by kernel similarity (``simplev3_rloss`` of the AAA code).
+  arms by kernel similarity (``simplev3_rloss`` of the AAA code; defined beside the BetaGP models
+  in :mod:`pbassess.pymc_models.surface`).
 * :func:`beta_mixture_summary`: mean, variance and HDI of arm accuracies whose posterior is a
   mixture over MCMC draws of Beta(alpha_s, beta_s) (Rao-Blackwellised).
 """
@@ -17,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from pbassess.constants import CI_PROB
-from pbassess.errors import ConfigError
+from pbassess.pymc_models.surface import BETA_I_LAMBDA, beta_i_prior, pool_sparse_counts
 from pbassess.stats.beta import beta_hdi
 from pbassess.stats.intervals import hdi_from_draws
 from pbassess.stats.sampling import as_generator
@@ -26,7 +27,6 @@ from pbassess.surface.arms import ArmCounts
 __all__ = ["BETA_I_LAMBDA", "beta_i_posterior", "beta_mixture_summary", "cpredictor_posterior",
            "pool_sparse_counts"]
 
-BETA_I_LAMBDA = 0.1
 
 
 def cpredictor_posterior(arms: ArmCounts) -> tuple[np.ndarray, np.ndarray]:
@@ -52,11 +52,8 @@ def beta_i_posterior(arms: ArmCounts, lam: float = BETA_I_LAMBDA,
     >>> a.round(3).tolist(), b.round(3).tolist()
     ([3.075, 0.075], [1.025, 0.025])
     """
-    if lam <= 0:
-        raise ConfigError(f"the Beta-I warm-start weight lambda must be positive, got {lam}")
-    p0 = arms.global_accuracy if prior_accuracy is None else float(prior_accuracy)
-    p0 = min(max(p0, 1e-3), 1 - 1e-3)  # a proper Beta even when every label so far is right (or wrong)
-    return arms.correct + lam * p0, arms.n - arms.correct + lam * (1.0 - p0)
+    a, b = beta_i_prior(arms, lam, prior_accuracy)
+    return arms.correct + a, arms.n - arms.correct + b
 
 
 def beta_summary(alpha: np.ndarray, beta: np.ndarray, ci_prob: float = CI_PROB):
@@ -88,35 +85,3 @@ def beta_mixture_summary(alpha_draws: np.ndarray, beta_draws: np.ndarray, *, ci_
     var = within.mean(axis=0) + means.var(axis=0)
     draws = as_generator(seed).beta(a, b)
     return mean, var, hdi_from_draws(draws, ci_prob, axis=0), draws
-
-
-def pool_sparse_counts(arms: ArmCounts, similarity: np.ndarray, *, max_labels: float = 5.0,
-                       k: int = 3) -> tuple[np.ndarray, np.ndarray]:
-    """BetaGP-SLP pooling: counts of sparsely labeled arms replaced by a neighbourhood average.
-
-    For every observed arm with ``0 < n <= max_labels``, its labeled and correct counts become
-    the mean of those of its ``k`` most similar observed arms (by ``similarity``, an A x A
-    kernel matrix; the arm itself is the most similar), as in ``simplev3_rloss`` of the AAA
-    code (lambda = 1/k, the arm's own counts replaced). Other arms keep their counts.
-
-    Examples
-    --------
-    >>> arms = ArmCounts.from_arrays([1, 30, 30, 0], [0, 30, 15, 0])
-    >>> sim = np.array([[1, .9, .5, .1], [.9, 1, .2, .1], [.5, .2, 1, .1], [.1, .1, .1, 1.]])
-    >>> n, c = pool_sparse_counts(arms, sim)
-    >>> n.round(2).tolist(), c.round(2).tolist()
-    ([20.33, 30.0, 30.0, 0.0], [15.0, 30.0, 15.0, 0.0])
-    """
-    if k < 1:
-        raise ConfigError(f"the pooling neighbourhood size must be at least 1, got {k}")
-    n, c = arms.n.copy(), arms.correct.copy()
-    observed = np.flatnonzero(arms.n > 0)
-    sparse = observed[arms.n[observed] <= max_labels]
-    if sparse.size == 0 or observed.size == 0:
-        return n, c
-    sim = np.asarray(similarity, float)[np.ix_(sparse, observed)]
-    kk = min(k, observed.size)
-    top = observed[np.argsort(-sim, axis=1, kind="stable")[:, :kk]]
-    n[sparse] = arms.n[top].mean(axis=1)
-    c[sparse] = arms.correct[top].mean(axis=1)
-    return n, c

@@ -1,8 +1,23 @@
-"""Fit an accuracy surface with any of the estimators: :func:`fit_surface`."""
+"""Fit an accuracy surface with any of the estimators: :func:`fit_surface`.
+
+Every estimator is a :class:`~pbassess.inference.Spec` over the arm counts
+(:mod:`pbassess.pymc_models.surface`), fitted by :func:`pbassess.inference.fit`: exactly
+(``conjugate``: CPredictor, Beta-I) or by NUTS (every estimator), into the one DataTree contract
+(``posterior`` with ``accuracy`` per arm in 4 chains, ``prior``, ``log_likelihood`` per labeled
+item, ``log_prior``, ``observed_data``, ``constant_data``, ``sample_stats`` for NUTS).
+
+ADVI (``inference="advi"``) stays an opt-in fast path of the smoothing models (the grid's
+``additive(advi)`` cells, ``pbassess surface --inference advi``): :class:`VariationalSpec` hands
+draws of the fitted approximation to :func:`pbassess.inference.fit` as independent draws (its
+conjugate route), so an ADVI fit has the same groups and variables as a NUTS fit, except
+``sample_stats``, and ``idata.attrs["inference"] == "advi"``. Its draws are not exact: expect
+over-smoothed rare arms.
+"""
 
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -10,25 +25,31 @@ import numpy as np
 
 from pbassess.constants import CI_PROB
 from pbassess.errors import ConfigError, DataError
+from pbassess.inference.spec import Observations, Spec
+from pbassess.pymc_models.surface import (
+    DEFAULT_SCALE_TERM,
+    BetaISpec,
+    CPredictorSpec,
+    SurfaceModelSpec,
+    model_options_for,
+    observations_from_arm_counts,
+    quiet_pymc_log,
+    surface_spec,
+)
 from pbassess.stats.sampling import as_generator
 from pbassess.surface.arms import ArmCounts, count_arms
-from pbassess.surface.conjugate import (
-    beta_i_posterior,
-    beta_mixture_summary,
-    beta_summary,
-    cpredictor_posterior,
-)
+from pbassess.surface.conjugate import beta_summary
 from pbassess.surface.result import SurfaceResult
 
-__all__ = ["DEFAULT_SCALE_TERM", "ESTIMATORS", "INFERENCES", "fit_surface", "hide_labels", "model_options_for",
-           "result_from_draws"]
+__all__ = ["DEFAULT_SCALE_TERM", "ESTIMATORS", "INFERENCES", "SURFACE_SAMPLE_KWARGS", "VariationalSpec",
+           "fit_surface", "hide_labels", "model_options_for", "surface_result"]
 
 ESTIMATORS = ("cpredictor", "beta-i", "berngp", "betagp", "betagp-sl", "betagp-slp", "additive")
 INFERENCES = ("conjugate", "nuts", "advi")
-#: BetaGP-SL's default scale term: the released code's Gamma term (see the package docstring).
-DEFAULT_SCALE_TERM = "gamma"
-#: Surface fits default to 2 chains x 500 draws after 500 tuning steps.
-SURFACE_SAMPLE_KWARGS = {"draws": 500, "tune": 500, "chains": 2}
+#: Surface fits default to 4 chains x 250 draws after 500 tuning steps (conjugate fits: 4 x 250 exact draws).
+SURFACE_SAMPLE_KWARGS = {"draws": 250, "tune": 500, "chains": 4}
+#: ADVI's default number of optimisation steps (``sample_kwargs={"advi_iterations": ...}``).
+ADVI_ITERATIONS = 5000
 
 
 def hide_labels(preds: Any, keep: int, seed: Any = None):
@@ -52,190 +73,253 @@ def hide_labels(preds: Any, keep: int, seed: Any = None):
     return preds.with_labels(labels)
 
 
-def _sample(model, *, seed: Any, sample_kwargs: Mapping[str, Any] | None, inference: str):
-    """Posterior draws (a DataTree) by NUTS (nutpie when available) or a variational fit."""
-    import pymc as pm
+class VariationalSpec(Spec):
+    """A smoothing surface's spec whose "exact" draws are draws of its ADVI approximation.
 
-    kwargs = {**SURFACE_SAMPLE_KWARGS, **dict(sample_kwargs or {})}
-    if isinstance(kwargs.get("initvals"), Mapping):  # a warm start may name deterministics: keep free variables
-        free = {v.name for v in model.free_RVs}
-        kwargs["initvals"] = {k: v for k, v in kwargs["initvals"].items() if k in free} or None
-    if inference == "nuts":
-        try:
-            from pbassess.inference import sample_model
-        except ImportError:
-            sample_model = None
-        if sample_model is not None:
-            return sample_model(model, seed=seed, sample_kwargs=kwargs, log_likelihood=False)
-        from pbassess.pymc_models.accuracy import sample_posterior
-
-        kwargs.setdefault("nuts_sampler", "nutpie")
-        return sample_posterior(model, seed=seed, sample_kwargs=kwargs)
-    rng = as_generator(seed)
-    draws = int(kwargs.get("draws", 500)) * int(kwargs.get("chains", 1))
-    with model:
-        approx = pm.fit(n=int(kwargs.get("advi_iterations", 5000)), method="advi",
-                        random_seed=int(rng.integers(2**31)), progressbar=False)
-        return approx.sample(draws, random_seed=int(rng.integers(2**31)))
-
-
-def _draws(idata: Any, name: str) -> np.ndarray:
-    da = idata["posterior"][name]
-    return np.asarray(da.stack(sample=("chain", "draw")).transpose("sample", ...).values, float)
-
-
-def _diagnostics(idata: Any, inference: str) -> dict[str, Any]:
-    if inference != "nuts":
-        return {"inference": inference, "note": "variational fit: no MCMC diagnostics; expect over-smoothed rare arms"}
-    from pbassess.results.base import mcmc_diagnostics
-
-    post = idata["posterior"]
-    # Hyperparameters (few values each) and the per-arm mean; not the thousands of raw latents.
-    names = [v for v in post.data_vars if int(np.prod([post[v].sizes[d] for d in post[v].dims
-                                                      if d not in ("chain", "draw")])) <= 64]
-    names += [v for v in ("mu", "p") if v in post.data_vars and v not in names]
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        diag = mcmc_diagnostics(idata, var_names=names)
-    return {k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in diag.items()}
-
-
-def _conjugate(arms: ArmCounts, estimator: str, ci_prob: float, seed: Any, draws: int):
-    a, b = cpredictor_posterior(arms) if estimator == "cpredictor" else beta_i_posterior(arms)
-    mean, var, hdi = beta_summary(a, b, ci_prob)
-    sample = as_generator(seed).beta(a, b, size=(draws, arms.n_arms)) if draws else None
-    return mean, var, hdi, sample, {"alpha": a, "beta": b}
-
-
-def model_options_for(estimator: str, model_options: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The model builder's options: the user's, with BetaGP-SL's default scale term filled in.
+    Everything but :meth:`conjugate_draws` is the wrapped spec's, so
+    ``pbassess.inference.fit(VariationalSpec(spec), inference="conjugate")`` gives the DataTree
+    contract of a NUTS fit of ``spec`` (same variables and dims), with independent draws of the
+    mean-field approximation in the posterior.
 
     Examples
     --------
-    >>> model_options_for("betagp-sl", None), model_options_for("additive", {"interaction_scale": 0.2})
-    ({'scale_term': 'gamma'}, {'interaction_scale': 0.2})
+    >>> from pbassess.pymc_models.surface import SurfaceModelSpec
+    >>> spec = VariationalSpec(SurfaceModelSpec(ArmCounts.from_arrays([3, 1], [2, 1]), "additive"), iterations=200)
+    >>> spec.has_conjugate, spec.reported == spec.spec.reported
+    (True, True)
     """
-    options = dict(model_options or {})
-    if estimator == "betagp-sl" or estimator == "betagp-slp":
-        options.setdefault("scale_term", DEFAULT_SCALE_TERM)
-    return options
+
+    def __init__(self, spec: SurfaceModelSpec, iterations: int = ADVI_ITERATIONS) -> None:
+        if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 1:
+            raise ConfigError(f"advi_iterations must be a positive integer, got {iterations!r}")
+        self.spec = spec
+        self.iterations = int(iterations)
+        self.name = f"{spec.name} (ADVI)"
+        self.estimator = spec.estimator
+        self.observed_name = spec.observed_name
+        self.reported = spec.reported
+        self.coords = spec.coords
+        self.observations = spec.observations
+
+    @property
+    def has_conjugate(self) -> bool:
+        return True
+
+    def conjugate_draws(self, n_draws, rng):
+        import pymc as pm
+
+        model = self.spec.model()
+        names = [v.name for v in model.free_RVs] + [v.name for v in model.deterministics]
+        with warnings.catch_warnings(), quiet_pymc_log():
+            warnings.simplefilter("ignore")
+            approx = pm.fit(n=self.iterations, method="advi", model=model, random_seed=int(rng.integers(2**31 - 1)),
+                            progressbar=False)
+            post = approx.sample(n_draws, random_seed=int(rng.integers(2**31 - 1)))["posterior"]
+        return {name: post[name].to_numpy().reshape(n_draws, *post[name].shape[2:]) for name in names}
+
+    def prior_draws(self, n_draws, rng):
+        return self.spec.prior_draws(n_draws, rng)
+
+    def model(self):
+        return self.spec.model()
+
+    def complete(self, draws):
+        return self.spec.complete(draws)
+
+    def log_likelihood(self, draws, per_item):
+        return self.spec.log_likelihood(draws, per_item)
+
+    def log_prior(self, draws):
+        return self.spec.log_prior(draws)
+
+    def observed_data(self):
+        return self.spec.observed_data()
+
+    def constant_data(self):
+        return self.spec.constant_data()
+
+    def cell_n(self):
+        return self.spec.cell_n()
 
 
-def _pymc_model(arms: ArmCounts, estimator: str, options: dict[str, Any], covariate: str | None, seed: Any,
-                counts_as_data: bool = False):
-    from pbassess.surface import models
+def _observations(preds: Any, arms: ArmCounts) -> Observations | None:
+    """The labeled items of a pool with hard arms (None for fractional, noisy-attribute arms)."""
+    if arms.item_arm is None:
+        return None
+    return Observations.of_pool(preds, lambda q: (arms.item_arm, np.asarray(q.predicted == q.labels)))
 
-    if estimator == "berngp":
-        return models.berngp_model(arms, covariate=covariate, seed=seed, counts_as_data=counts_as_data,
-                                   **options), None, None
-    if estimator == "additive":
-        from pbassess.surface.additive import additive_model
 
-        return additive_model(arms, covariate=covariate, counts_as_data=counts_as_data, **options)
-    if estimator == "beta-i" or estimator == "cpredictor":
-        raise ConfigError(f"{estimator} is exact with --inference conjugate; NUTS would only reproduce it")
-    return models.betagp_model(arms, variant=estimator, covariate=covariate, seed=seed,
-                               counts_as_data=counts_as_data, **options)
+def _clean(diag: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in diag.items()}
+
+
+def surface_result(arms: ArmCounts, spec: Spec, tree: Any, *, inference: str, ci_prob: float = CI_PROB,
+                   diagnostics: Mapping[str, Any] | None = None, prior: Mapping[str, Any] | None = None,
+                   options: Mapping[str, Any] | None = None, fit_seconds: float | None = None,
+                   model: Any = None) -> SurfaceResult:
+    """The :class:`SurfaceResult` of a fitted surface spec's DataTree (``accuracy`` per arm in its posterior).
+
+    The per-arm mean and variance are exact for the conjugate estimators (Beta posteriors) and
+    Rao-Blackwellised for the Beta-binomial models (over the posterior draws of mu and s, the
+    mixture of Beta(mu s + correct, (1 - mu) s + n - correct)); the HDI is that of the
+    ``accuracy`` draws (exact Beta HDIs for conjugate fits).
+
+    Examples
+    --------
+    >>> from pbassess.inference import fit
+    >>> arms = ArmCounts.from_arrays([4, 0], [3, 0])
+    >>> spec = BetaISpec(arms)
+    >>> r = surface_result(arms, spec, fit(spec, draws=100, seed=0).idata, inference="conjugate")
+    >>> r.mean.round(3).tolist(), r.posterior["accuracy"].sizes["chain"]
+    ([0.75, 0.75], 4)
+    """
+    from pbassess.stats.intervals import hdi_from_draws
+
+    post = tree["posterior"]
+    accuracy = post["accuracy"].to_numpy()
+    flat = accuracy.reshape(-1, arms.n_arms)
+    extra: dict[str, np.ndarray] = {}
+    if inference == "conjugate" and isinstance(spec, (CPredictorSpec, BetaISpec)):
+        a, b = spec.posterior_beta()
+        a, b = np.broadcast_to(a, (arms.n_arms,)).astype(float), np.broadcast_to(b, (arms.n_arms,)).astype(float)
+        mean, var, hdi = beta_summary(a, b, ci_prob)
+        extra = {"alpha": a, "beta": b}
+    elif isinstance(spec, (SurfaceModelSpec, VariationalSpec)) and "scale" in post.data_vars:
+        inner = spec.spec if isinstance(spec, VariationalSpec) else spec
+        mu = post["mu"].to_numpy().reshape(-1, arms.n_arms)
+        s = post["scale"].to_numpy().reshape(-1, arms.n_arms)
+        a, b = mu * s + inner.c_used, (1.0 - mu) * s + inner.n_used - inner.c_used
+        means = a / (a + b)
+        mean = means.mean(axis=0)
+        var = (a * b / ((a + b) ** 2 * (a + b + 1.0))).mean(axis=0) + means.var(axis=0)
+        hdi = hdi_from_draws(flat, ci_prob)
+        extra = {"surface_mean": mu.mean(0), "scale": s.mean(0)}
+    else:
+        mean, var, hdi = flat.mean(axis=0), flat.var(axis=0), hdi_from_draws(flat, ci_prob)
+    diag = _clean(diagnostics or {})
+    diag.update({k: float(post[k].mean()) for k in ("confidence_offset", "confidence_slope") if k in post.data_vars})
+    return SurfaceResult(arms, mean, var, hdi, estimator=getattr(spec, "estimator", None) or "surface",
+                         engine=inference, ci_prob=ci_prob, idata=tree, diagnostics=diag, prior=dict(prior or {}),
+                         extra=extra, fit_seconds=fit_seconds, model=model, spec=spec, options=options)
+
+
+def _draws_and_kwargs(draws: int | None, sample_kwargs: Mapping[str, Any] | None) -> tuple[int, dict, int]:
+    """Posterior draws per chain, the NUTS options (surface defaults under the user's) and ADVI's steps."""
+    from pbassess.inference import draws_per_chain
+
+    if sample_kwargs is not None and not isinstance(sample_kwargs, Mapping):
+        raise ConfigError(f"sample_kwargs must be a dict of pm.sample options, got {type(sample_kwargs).__name__}")
+    user = dict(sample_kwargs or {})
+    iterations = user.pop("advi_iterations", ADVI_ITERATIONS)
+    given = {"draws": user.pop("draws")} if "draws" in user else None
+    per_chain = draws_per_chain(draws if draws is not None or given else SURFACE_SAMPLE_KWARGS["draws"], given)
+    kwargs = {**{k: v for k, v in SURFACE_SAMPLE_KWARGS.items() if k != "draws"}, **user}
+    return per_chain, kwargs, iterations
+
+
+def _free_initvals(kwargs: dict[str, Any], model: Any) -> dict[str, Any]:
+    """A warm start may name deterministics (``mu``, ``accuracy``): keep the model's free variables."""
+    if isinstance(kwargs.get("initvals"), Mapping):
+        free = {v.name for v in model.free_RVs}
+        kwargs["initvals"] = {k: v for k, v in kwargs["initvals"].items() if k in free} or None
+    return kwargs
 
 
 def fit_surface(data: Any, attributes: Sequence[str] | None = None, *, estimator: str = "additive",
                 inference: str | None = None, covariate: str | None = None, continuous: Sequence[str] = (),
                 seed: Any = None, sample_kwargs: Mapping[str, Any] | None = None, ci_prob: float = CI_PROB,
                 model_options: Mapping[str, Any] | None = None, arm_probs: Any = None,
-                arm_values: Any = None) -> SurfaceResult:
-    """Posterior accuracy of every arm by one of the estimators.
+                arm_values: Any = None, draws: int | None = None) -> SurfaceResult:
+    """Posterior accuracy of every arm by one of the estimators, through :func:`pbassess.inference.fit`.
 
     Parameters
     ----------
     data : Predictions or ArmCounts
         A pool with attribute columns (then ``attributes`` names the arm columns) or counts.
+        A pool gives one log-likelihood value per labeled item; whole-number counts imply their
+        items (``"<arm>#<rank>"``); fractional counts (``arm_probs``) give one value per arm.
     estimator : {"cpredictor", "beta-i", "berngp", "betagp", "betagp-sl", "betagp-slp", "additive"}
     inference : {"conjugate", "nuts", "advi"}, optional
-        Default: ``conjugate`` for CPredictor / Beta-I (exact), ``nuts`` otherwise. ADVI is an
-        opt-in fast path that over-smooths rare arms.
+        Default: ``conjugate`` for CPredictor / Beta-I (exact; NUTS samples the same model as a
+        cross-check), ``nuts`` otherwise. ADVI is an opt-in fast path of the smoothing models
+        that over-smooths rare arms.
     covariate : {"confidence"}, optional
         The model's mean confidence over an arm's pool as a covariate of the arm's logit mean
         (learned offset and slope); GP and additive estimators only.
     continuous : sequence of str
         Integer/ordinal attributes used as continuous inputs.
+    seed : int or numpy.random.Generator, optional
+    sample_kwargs : dict, optional
+        :func:`pymc.sample` options over the surface defaults (4 chains x 250 draws after 500
+        tuning steps); ``advi_iterations`` for ADVI.
     model_options : dict
-        Passed to the model builder (e.g. ``scale_term``, ``gp``, ``interaction_scale``).
+        Passed to the model builder (e.g. ``scale_term``, ``gp``, ``interaction_scale``; ``lam``
+        of Beta-I).
+    draws : int, optional
+        Posterior draws per chain (default ``sample_kwargs["draws"]``, else 250).
+
+    Returns
+    -------
+    SurfaceResult
+        With ``idata`` (the DataTree contract), ``model`` and :meth:`~SurfaceResult.loo`.
 
     Examples
     --------
-    >>> r = fit_surface(ArmCounts.from_arrays([1, 20], [0, 15]), estimator="beta-i")
-    >>> r.mean.round(3).tolist(), r.engine
-    ([0.065, 0.75], 'conjugate')
+    >>> r = fit_surface(ArmCounts.from_arrays([1, 20], [0, 15]), estimator="beta-i", seed=0)
+    >>> r.mean.round(3).tolist(), r.engine, dict(r.idata["log_likelihood"]["correct"].sizes)
+    ([0.065, 0.75], 'conjugate', {'chain': 4, 'draw': 250, 'item': 21})
     """
     if estimator not in ESTIMATORS:
         raise ConfigError(f"unknown estimator {estimator!r} (choose from {', '.join(ESTIMATORS)})")
+    observations = None
     if isinstance(data, ArmCounts):
         arms = data
+        observations = observations_from_arm_counts(arms.n, arms.correct)
     else:
         from pbassess.data import as_predictions
 
         if not attributes:
             raise ConfigError("name the attribute columns of the arms (attributes=[...])")
-        arms = count_arms(as_predictions(data), attributes, continuous=continuous, arm_probs=arm_probs,
-                          arm_values=arm_values)
+        preds = as_predictions(data)
+        arms = count_arms(preds, attributes, continuous=continuous, arm_probs=arm_probs, arm_values=arm_values)
+        observations = _observations(preds, arms)
     if arms.n.sum() <= 0 and estimator != "cpredictor":
         raise DataError("no labeled items: the surface needs at least one label")
     conjugate_ok = estimator in ("cpredictor", "beta-i")
     inference = inference or ("conjugate" if conjugate_ok else "nuts")
+    inference = {"mcmc": "nuts"}.get(inference, inference)
     if inference not in INFERENCES:
         raise ConfigError(f"unknown inference {inference!r} (choose from {', '.join(INFERENCES)})")
     if inference == "conjugate" and not conjugate_ok:
         raise ConfigError(f"{estimator} has no conjugate form: use --inference nuts (or advi)")
+    if inference == "advi" and conjugate_ok:
+        raise ConfigError(f"{estimator} is exact with --inference conjugate; ADVI would only approximate it")
     if covariate is not None and conjugate_ok:
         raise ConfigError(f"{estimator} takes no covariate (use additive or a GP estimator)")
-    options = model_options_for(estimator, model_options)
+    per_chain, kwargs, iterations = _draws_and_kwargs(draws, sample_kwargs)
+    rng = as_generator(seed)
+    model_seed = int(rng.integers(2**31 - 1))
     start = time.perf_counter()
-    if inference == "conjugate":
-        mean, var, hdi, draws, extra = _conjugate(arms, estimator, ci_prob, seed, 1000)
-        return SurfaceResult(arms, mean, var, hdi, estimator=estimator, engine="conjugate", ci_prob=ci_prob,
-                             draws=draws, extra=extra, diagnostics={}, fit_seconds=time.perf_counter() - start,
-                             prior={"lambda": 0.1} if estimator == "beta-i" else {"alpha": 1, "beta": 1})
-    rng = as_generator(seed)
-    model, n_used, c_used = _pymc_model(arms, estimator, options, covariate, rng)
-    idata = _sample(model, seed=rng, sample_kwargs=sample_kwargs, inference=inference)
-    return result_from_draws(arms, estimator, idata, n_used, c_used, inference=inference, ci_prob=ci_prob,
-                             seed=rng, prior=options, fit_seconds=time.perf_counter() - start)
+    spec = surface_spec(arms, estimator, model_options=model_options, covariate=covariate, observations=observations,
+                        seed=int(rng.integers(2**31 - 1)), model_seed=model_seed)
+    from pbassess.inference import fit
 
-
-def result_from_draws(arms: ArmCounts, estimator: str, idata: Any, n_used: Any, c_used: Any, *, inference: str,
-                      ci_prob: float = CI_PROB, seed: Any = None, prior: Mapping[str, Any] | None = None,
-                      fit_seconds: float | None = None) -> SurfaceResult:
-    """The :class:`SurfaceResult` of posterior draws of a surface model (``p``, or ``mu`` and ``scale``).
-
-    BernGP's arm accuracy is its ``p``; a Beta-binomial model's is the mixture over draws of
-    Beta(mu s + correct, (1 - mu) s + n - correct) with the counts ``n_used`` / ``c_used`` its
-    likelihood saw.
-
-    Examples
-    --------
-    >>> import xarray as xr
-    >>> p = np.full((1, 4, 2), 0.8)
-    >>> idata = xr.DataTree.from_dict({"posterior": xr.Dataset({"p": (("chain", "draw", "arm"), p)})})
-    >>> r = result_from_draws(ArmCounts.from_arrays([2, 0], [2, 0]), "berngp", idata, None, None, inference="advi")
-    >>> r.mean.tolist(), r.var.tolist()
-    ([0.8, 0.8], [0.0, 0.0])
-    """
-    rng = as_generator(seed)
-    if estimator == "berngp":
-        draws = _draws(idata, "p")
-        from pbassess.stats.intervals import hdi_from_draws
-
-        mean, var, hdi, extra = draws.mean(0), draws.var(0), hdi_from_draws(draws, ci_prob), {}
+    if inference == "advi":
+        fitted = fit(VariationalSpec(spec, iterations), inference="conjugate", draws=per_chain, seed=rng)
+        fitted.idata.attrs["inference"] = "advi"
+        diag = {"inference": "advi", "note": "variational fit: no MCMC diagnostics; expect over-smoothed rare arms"}
+    elif inference == "conjugate":
+        fitted = fit(spec, inference="conjugate", draws=per_chain, seed=rng)
+        diag = {}
     else:
-        mu, scale = _draws(idata, "mu"), _draws(idata, "scale")
-        mean, var, hdi, draws = beta_mixture_summary(mu * scale + c_used, (1 - mu) * scale + n_used - c_used,
-                                                     ci_prob=ci_prob, seed=rng)
-        extra = {"surface_mean": mu.mean(0), "scale": scale.mean(0)}
-    diag = _diagnostics(idata, inference)
-    diag.update({k: float(np.mean(_draws(idata, k))) for k in ("confidence_offset", "confidence_slope")
-                 if k in idata["posterior"]})
-    return SurfaceResult(arms, mean, var, hdi, estimator=estimator, engine=inference, ci_prob=ci_prob,
-                         draws=draws, idata=idata, diagnostics=diag, extra=extra, prior=dict(prior or {}),
-                         fit_seconds=fit_seconds)
+        fitted = fit(spec, inference="nuts", draws=per_chain, seed=rng,
+                     sample_kwargs=_free_initvals(kwargs, spec.model()))
+        diag = dict(fitted.diagnostics or {})
+    if conjugate_ok:
+        prior = {"lambda": spec.lam} if estimator == "beta-i" else {"alpha": 1, "beta": 1}
+    else:
+        prior = dict(spec.options)
+    options = {"covariate": covariate, "model_options": dict(model_options or {}), "model_seed": model_seed}
+    return surface_result(arms, spec, fitted.idata, inference=inference, ci_prob=ci_prob, diagnostics=diag,
+                          prior=prior, options=options, fit_seconds=time.perf_counter() - start,
+                          model=fitted.sampled_model)

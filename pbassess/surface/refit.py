@@ -9,31 +9,90 @@ labels adds exactly 0 to the likelihood, so the posterior is that of :func:`fit_
 compiles it once with nutpie, and per fit swaps the counts in
 (``CompiledPyMCModel.with_data``) and samples, optionally starting at the previous fit's
 posterior mean in the unconstrained space (nutpie's ``init_mean``).
+
+Each round's result is built from the model's spec (:class:`pbassess.pymc_models.surface.
+SurfaceModelSpec` over the round's counts) exactly as :func:`pbassess.inference.fit` builds a NUTS
+fit's DataTree: the same ``posterior`` (``accuracy`` per arm and the model's variables),
+``log_likelihood`` per labeled item, ``observed_data``, ``constant_data`` and ``sample_stats``,
+and the same diagnostics. It leaves out the ``prior`` and ``log_prior`` groups: both need PyMC
+to compile the model's prior graph afresh every round (seconds each), which is what the
+refitter avoids; ``result.loo()`` (PSIS) works without them.
 """
 
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+import xarray as xr
 
 from pbassess.constants import CI_PROB
 from pbassess.errors import ConfigError, DataError
+from pbassess.pymc_models.surface import (
+    GP_ESTIMATORS,
+    SurfaceModelSpec,
+    kernel_similarity,
+    model_options_for,
+    observations_from_arm_counts,
+    pool_sparse_counts,
+)
 from pbassess.stats.sampling import as_generator
 from pbassess.surface.arms import ArmCounts
-from pbassess.surface.fit import (
-    SURFACE_SAMPLE_KWARGS,
-    _pymc_model,
-    model_options_for,
-    result_from_draws,
-)
+from pbassess.surface.fit import SURFACE_SAMPLE_KWARGS, surface_result
 from pbassess.surface.result import SurfaceResult
 
-__all__ = ["REFIT_ESTIMATORS", "SurfaceRefitter"]
+__all__ = ["REFIT_ESTIMATORS", "SurfaceRefitter", "round_tree"]
 
-REFIT_ESTIMATORS = ("berngp", "betagp", "betagp-sl", "betagp-slp", "additive")
+REFIT_ESTIMATORS = GP_ESTIMATORS
+
+
+def round_tree(spec: SurfaceModelSpec, trace: Any) -> xr.DataTree:
+    """The DataTree of one NUTS run of ``spec``'s model: the groups :func:`pbassess.inference.fit` makes, but the prior ones.
+
+    ``trace`` is the sampler's DataTree (``posterior`` with the model's free variables and
+    deterministics; ``sample_stats``); the posterior is completed by the spec (``accuracy``) and
+    the log-likelihood is the spec's, per labeled item when the items are known.
+
+    Examples
+    --------
+    >>> arms = ArmCounts.from_arrays([2, 1], [1, 1])
+    >>> spec = SurfaceModelSpec(arms, "berngp", model_seed=0, observations=observations_from_arm_counts([2, 1], [1, 1]))
+    >>> post = xr.Dataset({"p": (("chain", "draw", "arm"), np.full((2, 3, 2), 0.7))})
+    >>> tree = round_tree(spec, xr.DataTree.from_dict({"posterior": post}))
+    >>> sorted(tree.children), dict(tree["log_likelihood"]["correct"].sizes)
+    (['constant_data', 'log_likelihood', 'observed_data', 'posterior'], {'chain': 2, 'draw': 3, 'item': 3})
+    """
+    post = trace["posterior"].to_dataset()
+    primary = {str(k): v.to_numpy() for k, v in post.data_vars.items()}
+    variables = spec.complete(primary)
+    chains, draws = variables["accuracy"][1].shape[:2]
+    coords = {"chain": np.arange(chains), "draw": np.arange(draws), **spec.coords}
+
+    def dataset(values, extra=None):
+        used = {d for dims, _ in values.values() for d in dims} | {"chain", "draw"}
+        data = {name: (("chain", "draw", *dims), np.ascontiguousarray(arr)) for name, (dims, arr) in values.items()}
+        return xr.Dataset(data, coords={k: v for k, v in {**coords, **(extra or {})}.items() if k in used})
+
+    groups = {"posterior": dataset(variables)}
+    # per labeled item, unless the values would pass pbassess's memory limit (then per arm, as fit does)
+    from pbassess.inference import memory_limit
+
+    per_item = spec.observations is not None and 8.0 * chains * draws * spec.observations.size <= memory_limit()
+    dims, values, cell_coords = spec.log_likelihood({k: v for k, (_, v) in variables.items()}, per_item)
+    if np.asarray(values).size:
+        extra = {**cell_coords, **({"item": spec.observations.item} if per_item else {})}
+        groups["log_likelihood"] = dataset({spec.observed_name: (dims, values)}, extra)
+    groups["observed_data"] = spec.observed_data()
+    groups["constant_data"] = spec.constant_data()
+    if "sample_stats" in trace.children:
+        stats = trace["sample_stats"].to_dataset()
+        groups["sample_stats"] = stats[[v for v in stats.data_vars if "unconstrained" not in str(v)]]
+    tree = xr.DataTree.from_dict({f"/{k}": v for k, v in groups.items()})
+    tree.attrs["inference"] = "nuts"
+    return tree
 
 
 class SurfaceRefitter:
@@ -47,7 +106,7 @@ class SurfaceRefitter:
     covariate, model_options
         As in :func:`pbassess.surface.fit_surface`.
     sample_kwargs : dict, optional
-        ``draws``, ``tune``, ``chains`` (default 2 x 500 after 500), ``cores``.
+        ``draws``, ``tune``, ``chains`` (default 4 x 250 after 500, as :func:`fit_surface`), ``cores``.
     seed : int or numpy.random.Generator, optional
         Fixes the GP models' inducing inputs.
 
@@ -57,8 +116,8 @@ class SurfaceRefitter:
     ...                              attributes=("a", "b"))
     >>> refit = SurfaceRefitter(arms, "additive", sample_kwargs={"draws": 100, "tune": 100, "chains": 1})
     >>> r = refit.fit([6, 3, 1, 4], [5, 1, 0, 4], seed=0)  # new counts, no recompilation
-    >>> r.arms.n.tolist(), r.engine, r.mean.shape
-    ([6.0, 3.0, 1.0, 4.0], 'nuts', (4,))
+    >>> r.arms.n.tolist(), r.engine, r.mean.shape, r.idata["log_likelihood"]["correct"].sizes["item"]
+    ([6.0, 3.0, 1.0, 4.0], 'nuts', (4,), 14)
     """
 
     def __init__(self, arms: ArmCounts, estimator: str = "additive", *, covariate: str | None = None,
@@ -73,13 +132,12 @@ class SurfaceRefitter:
         self.options = model_options_for(estimator, model_options)
         kwargs = {**SURFACE_SAMPLE_KWARGS, **dict(sample_kwargs or {})}
         self.sample_kwargs = {k: int(kwargs[k]) for k in ("draws", "tune", "chains")}
-        self.sample_kwargs["cores"] = int(kwargs.get("cores", self.sample_kwargs["chains"]))
-        self._similarity = None
-        if estimator == "betagp-slp":
-            from pbassess.surface.models import kernel_similarity
-
-            self._similarity = kernel_similarity(arms)
-        self.model = _pymc_model(arms, estimator, self.options, covariate, as_generator(seed), counts_as_data=True)[0]
+        self.sample_kwargs["cores"] = int(kwargs.get("cores", min(self.sample_kwargs["chains"], 2)))
+        self._similarity = kernel_similarity(arms) if estimator == "betagp-slp" else None
+        self.model_seed = int(as_generator(seed).integers(2**31 - 1))
+        self.spec = SurfaceModelSpec(arms, estimator, model_options=self.options, covariate=covariate,
+                                     model_seed=self.model_seed, counts_as_data=True)
+        self.model = self.spec.model()
         self._compiled = nutpie.compile_pymc_model(self.model)
         self._data_names = {var.name for var in self._compiled.shared_var_keys}
         self._init_mean: np.ndarray | None = None
@@ -91,8 +149,6 @@ class SurfaceRefitter:
     def _counts(self, arms: ArmCounts) -> tuple[np.ndarray, np.ndarray]:
         if self._similarity is None:
             return arms.n, arms.correct
-        from pbassess.surface.conjugate import pool_sparse_counts
-
         pool = {name: self.options[key] for key, name in (("pool_max_labels", "max_labels"), ("pool_k", "k"))
                 if key in self.options}
         return pool_sparse_counts(arms, self._similarity, **pool)
@@ -104,6 +160,8 @@ class SurfaceRefitter:
         tuning is not shortened (nutpie cannot take a mass matrix over).
         """
         import nutpie
+
+        from pbassess.inference import diagnostics
 
         start = time.perf_counter()
         arms = self.arms.with_counts(np.asarray(n, float), np.asarray(correct, float))
@@ -117,10 +175,18 @@ class SurfaceRefitter:
         kwargs = dict(self.sample_kwargs)
         if warm_start and self._init_mean is not None:
             kwargs["init_mean"] = self._init_mean
-        idata = nutpie.sample(compiled, seed=int(rng.integers(2**31)), progress_bar=False,
+        trace = nutpie.sample(compiled, seed=int(rng.integers(2**31)), progress_bar=False,
                               store_unconstrained=True, **kwargs)
-        stats = idata["sample_stats"]
+        stats = trace["sample_stats"]
         self._init_mean = np.asarray(stats["unconstrained_draw"].mean(("chain", "draw")).values, float)
-        return result_from_draws(arms, self.estimator, idata, n_used, c_used, inference="nuts",
-                                 ci_prob=self.ci_prob, seed=rng, prior=self.options,
-                                 fit_seconds=time.perf_counter() - start)
+        spec = self.spec.with_counts(arms, n_used, c_used, observations_from_arm_counts(arms.n, arms.correct),
+                                     seed=int(rng.integers(2**31 - 1)))
+        tree = round_tree(spec, trace)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            # the model's variables, as before the fit layer: ``accuracy`` is a conditional draw given mu and s
+            # (it mixes as they do), and checking it too doubled a round's time on 32 arms
+            diag = diagnostics(tree, var_names=[v for v in spec.reported if v != "accuracy"], warn=False)
+        options = {"covariate": self.covariate, "model_options": dict(self.options), "model_seed": self.model_seed}
+        return surface_result(arms, spec, tree, inference="nuts", ci_prob=self.ci_prob, diagnostics=diag,
+                              prior=self.options, options=options, fit_seconds=time.perf_counter() - start)

@@ -31,8 +31,10 @@ class SurfaceResult(AssessmentResult):
 
     ``surface`` is an :class:`xarray.Dataset` with dim ``arm`` (one coordinate per attribute
     along it) holding ``mean``, ``var``, ``hdi_lower``, ``hdi_upper`` and the counts ``n``,
-    ``correct``, ``pool_n``, ``confidence``; ``posterior`` holds draws of ``accuracy``
-    (chain, draw, arm) when the estimator produced them.
+    ``correct``, ``pool_n``, ``confidence``; ``posterior`` holds the draws of ``accuracy``
+    (chain, draw, arm). ``idata`` is the fit's DataTree (:func:`pbassess.inference.fit`:
+    ``prior``, ``log_likelihood`` per labeled item, ``log_prior``, ...), ``model`` its PyMC
+    model and :meth:`loo` its leave-one-item-out ELPD.
 
     Examples
     --------
@@ -49,7 +51,8 @@ class SurfaceResult(AssessmentResult):
     def __init__(self, arms: ArmCounts, mean: Any, var: Any, hdi: Any, *, estimator: str, engine: str,
                  ci_prob: float = CI_PROB, draws: np.ndarray | None = None, idata: Any = None,
                  diagnostics: dict[str, Any] | None = None, prior: dict[str, Any] | None = None,
-                 extra: dict[str, np.ndarray] | None = None, fit_seconds: float | None = None) -> None:
+                 extra: dict[str, np.ndarray] | None = None, fit_seconds: float | None = None,
+                 model: Any = None, spec: Any = None, options: dict[str, Any] | None = None) -> None:
         coords = arms.coords()
         data = {"mean": ("arm", np.asarray(mean, float)), "var": ("arm", np.asarray(var, float)),
                 "hdi_lower": ("arm", np.asarray(hdi, float)[:, 0]), "hdi_upper": ("arm", np.asarray(hdi, float)[:, 1])}
@@ -61,16 +64,22 @@ class SurfaceResult(AssessmentResult):
             d = np.asarray(draws, float)
             d = d.reshape((1,) + d.shape) if d.ndim == 2 else d
             posterior = xr.Dataset({"accuracy": (("chain", "draw", "arm"), d)}, coords=coords)
+        elif idata is not None and "posterior" in idata.children and "accuracy" in idata["posterior"].data_vars:
+            # the fit's own draws: the DataTree's posterior carries the attribute coordinates too
+            labels = {k: v for k, v in coords.items() if k != "arm"}
+            idata["posterior"] = idata["posterior"].to_dataset().assign_coords(labels)
+            posterior = idata["posterior"].to_dataset()[["accuracy"]]
         else:
             posterior = xr.Dataset(coords=coords)
         super().__init__(posterior, arms.to_dataset(), prior=prior or {}, engine=engine,
                          data_summary={"n_arms": arms.n_arms, "n_labeled": float(arms.n.sum()),
                                        "n_pool": float(arms.pool_n.sum())},
-                         ci_prob=ci_prob, idata=idata, diagnostics=diagnostics)
+                         ci_prob=ci_prob, idata=idata, diagnostics=diagnostics, options=options, model=model)
         self.arms = arms
         self.estimator = estimator
         self.surface = surface
         self.fit_seconds = fit_seconds
+        self._fit_spec = spec
 
     # -- save/load: the arms and the surface table beside the base state ---------------
     def _extra_state(self) -> dict[str, Any]:
@@ -109,6 +118,73 @@ class SurfaceResult(AssessmentResult):
         self.surface = surface
         self.posterior = self.posterior.assign_coords(
             {k: v for k, v in self.arms.coords().items() if k != "arm" and "arm" in self.posterior.dims})
+        self._fit_spec = None
+
+    # -- the fit's spec and model, rebuilt from the counts after loading -----------------
+    def _observations(self):
+        """The labeled items recorded in ``observed_data`` / ``constant_data`` (None without them)."""
+        from pbassess.inference.spec import Observations
+
+        tree = self.idata
+        if "observed_data" not in tree.children or "constant_data" not in tree.children:
+            return None
+        observed, const = tree["observed_data"].to_dataset(), tree["constant_data"].to_dataset()
+        if "item_arm" not in const or "correct" not in observed or "item" not in observed["correct"].dims:
+            return None
+        return Observations(const["item_arm"].to_numpy().astype(np.int64),
+                            observed["correct"].to_numpy().astype(np.int64), observed["item"].to_numpy())
+
+    def _rebuilt_spec(self):
+        """This fit's spec: the one fitted, or rebuilt from the arms and options (a loaded result)."""
+        if getattr(self, "_fit_spec", None) is not None:
+            return self._fit_spec
+        from pbassess.pymc_models.surface import surface_spec
+
+        options = self.options or {}
+        model_options = dict(options.get("model_options") or {})
+        if self.estimator == "beta-i" and "lambda" in (self.prior or {}):
+            model_options.setdefault("lam", self.prior["lambda"])
+        self._fit_spec = surface_spec(self.arms, self.estimator, model_options=model_options,
+                                      covariate=options.get("covariate"), observations=self._observations(),
+                                      model_seed=options.get("model_seed"))
+        return self._fit_spec
+
+    def _spec(self):
+        """The conjugate spec of an exact fit (its leave-one-out predictive is closed form), else None."""
+        if self.inference != "conjugate" or self.estimator not in ("cpredictor", "beta-i"):
+            return None
+        return self._rebuilt_spec()
+
+    def _build_model(self):
+        """The PyMC model of the fit (rebuilt from the arms and options after loading)."""
+        from pbassess.pymc_models.surface import SurfaceModelSpec
+
+        spec = self._rebuilt_spec()
+        inner = getattr(spec, "spec", spec)  # an ADVI fit's VariationalSpec wraps the model's spec
+        if isinstance(inner, SurfaceModelSpec) and inner.counts_as_data:  # a refit's: a model over these counts
+            from pbassess.pymc_models.surface import surface_spec
+
+            inner = surface_spec(self.arms, self.estimator, model_options=inner.options, covariate=inner.covariate,
+                                 model_seed=inner.model_seed)
+        return inner.model()
+
+    def loo(self, *, exact: bool | None = None):
+        """Leave-one-item-out ELPD of the surface, as ArviZ's ``ELPDDataLOO``.
+
+        Each labeled item is a Bernoulli draw of its arm's accuracy. CPredictor and Beta-I fitted
+        exactly have a closed-form leave-one-out predictive (Pareto k 0 for every item; Beta-I's
+        prior, centred on the global accuracy, held fixed); the smoothing models, NUTS and ADVI
+        fits use PSIS-LOO on the per-item log-likelihood (``az.loo(result.idata)``).
+
+        Examples
+        --------
+        >>> from pbassess.surface import ArmCounts, fit_surface
+        >>> r = fit_surface(ArmCounts.from_arrays([10, 4], [9, 2]), estimator="beta-i", seed=0)
+        >>> loo = r.loo()
+        >>> loo.n_data_points, float(loo.pareto_k.max())
+        (14, 0.0)
+        """
+        return super().loo(exact=exact)
 
     @property
     def mean(self) -> np.ndarray:

@@ -8,8 +8,8 @@ from scipy.special import betaln, expit, logit
 from scipy.stats import norm
 
 from pbassess.errors import ConfigError
+from pbassess.pymc_models.surface import additive_design, additive_model, sum_to_zero_basis
 from pbassess.surface import ArmCounts, count_arms, fit_surface, hide_labels
-from pbassess.surface.additive import additive_design, additive_model, sum_to_zero_basis
 from pbassess.surface.evaluate import surface_errors
 from pbassess.surface.synthetic import synthetic_surface
 

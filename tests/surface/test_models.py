@@ -7,9 +7,9 @@ import pytest
 from scipy.special import betaln, expit, logit
 
 from pbassess.inference.sampling import mock_pymc_sample
+from pbassess.pymc_models.surface import arm_inputs, betagp_model
 from pbassess.surface import ArmCounts, fit_surface
 from pbassess.surface.evaluate import surface_errors
-from pbassess.surface.models import arm_inputs, betagp_model
 from pbassess.surface.synthetic import synthetic_surface
 
 TINY = {"draws": 30, "tune": 0, "chains": 1}

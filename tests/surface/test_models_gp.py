@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from scipy.stats import gamma
 
+from pbassess.pymc_models.surface import berngp_model, betagp_model, whitened_projected_latent
 from pbassess.surface import ArmCounts
-from pbassess.surface.models import berngp_model, betagp_model, whitened_projected_latent
 
 
 def test_whitened_latent_is_the_pymc_extras_projected_process():

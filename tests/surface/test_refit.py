@@ -7,9 +7,8 @@ import pymc as pm
 import pytest
 
 from pbassess.errors import ConfigError, DataError
+from pbassess.pymc_models.surface import additive_model, berngp_model, betagp_model
 from pbassess.surface import ArmCounts
-from pbassess.surface.additive import additive_model
-from pbassess.surface.models import berngp_model, betagp_model
 
 VALUES = [[a, b, c] for a in (0, 1) for b in (0, 1) for c in (0, 1, 2)]
 
@@ -60,8 +59,7 @@ def test_counts_as_data_is_the_same_density_before_and_after_new_counts(kind):
     new = {"labels": second.n, "correct": second.correct, "own_labels": second.n,
            "global_accuracy": second.global_accuracy}
     if kind.startswith("betagp-slp"):
-        from pbassess.surface.conjugate import pool_sparse_counts
-        from pbassess.surface.models import kernel_similarity
+        from pbassess.pymc_models.surface import kernel_similarity, pool_sparse_counts
 
         new["labels"], new["correct"] = pool_sparse_counts(second, kernel_similarity(second))
     with data_model:

@@ -1,0 +1,1185 @@
+"""PyMC models of accuracy surfaces over arm counts, and their specs for :func:`pbassess.inference.fit`.
+
+An *arm* is one combination of attribute values; the models see only each arm's counts
+(``n`` labeled items, ``correct`` of them right) and attribute values, as held by
+:class:`pbassess.surface.ArmCounts` (any object with its attributes ``attributes``, ``values``,
+``n``, ``correct``, ``pool_n``, ``confidence``, ``continuous``, ``n_arms`` and
+``global_accuracy`` does). Every model has the dim ``arm``:
+
+* :func:`cpredictor_model` (CPredictor) and :func:`beta_i_model` (Beta-I): one global Beta
+  accuracy for every arm, or an independent Beta per arm warm-started at the global accuracy;
+  both have exact conjugate posteriors (:class:`CPredictorSpec`, :class:`BetaISpec`).
+* :func:`betagp_model` (BetaGP, BetaGP-SL, BetaGP-SLP of Piratla et al. 2021): arm accuracy
+  ~ Beta(mu s, (1 - mu) s), mu = sigmoid(f), s = softplus(g), f and g latent GPs over the arm
+  attributes (exact latent GP, or for many arms the projected process -- the prior of
+  ``pymc_extras.gp.ProjectedProcess`` -- in whitened form f = K_xu L_uu^-T v, 64 inducing
+  inputs); Beta-binomial likelihood of the arms' counts; the AAA code's warm start (every arm
+  sees a pseudo-observation of weight 0.1 at the global accuracy); for -SL a scale-supervision
+  term, for -SLP the sparse arms' counts pooled from their kernel neighbours
+  (:func:`pool_sparse_counts`).
+* :func:`berngp_model` (BernGP): the correctness bits of an arm ~ Bernoulli(sigmoid(f_arm)).
+* :func:`additive_model` (ours): the same Beta-binomial with a sum-to-zero additive (main
+  effects + pairwise) link, optionally with the model's confidence as a covariate of the mean.
+
+The GP helpers (:func:`arm_inputs`, :func:`kernel_similarity`, :func:`inducing_inputs`,
+:func:`whitened_projected_latent`) live here with the models they build.
+
+Counts may be fractional (pooled or noisy-attribute counts): the likelihoods are written as
+``pm.Potential`` terms ``betaln(a + y, b + n - y) - betaln(a, b)`` (the Beta-binomial without
+its constant binomial coefficient) and ``y log p + (n - y) log(1 - p)``.
+
+The additive model
+------------------
+Arm a has attribute values (a_1, ..., a_K), n_a labels and y_a correct ones::
+
+    y_a ~ BetaBinomial(n_a, mu_a s_a, (1 - mu_a) s_a)
+    logit mu_a = b + sum_k u_k(a_k) + sum_{k<j} v_kj(a_k, a_j)   [+ slope (logit c_a - mean logit c)]
+    log s_a    = softcap(c + sum_k w_k(a_k)),   softcap(x) = C - softplus(C - x),  C = log 1e5
+
+Every effect sums to zero over the levels of each of its attributes: u_k = Q_k beta_k and
+v_kj = Q_k B_kj Q_j^T, Q_k an orthonormal basis of the sum-to-zero vectors over the L_k levels
+(normalised Helmert contrasts), with beta_k ~ N(0, sigma^2 I), sigma = ``main_scale``, and
+B_kj = tau_kj Z_kj, Z_kj standard normal, tau_kj ~ HalfNormal(``interaction_scale``) per pair
+(non-centred; or one tau for all pairs, ``pair_scales="shared"``). So u_k ~ N(0, sigma^2 (I -
+11'/L_k)) (a ``ZeroSumNormal``) and v_kj is zero along both its axes: the prior of a GP with the
+additive (ANOVA) kernel sigma^2 sum_k H_k + sum_{k<j} tau_kj^2 H_k * H_j of centred
+per-attribute kernels H_k = I - 11'/L_k, in weight space. Unlike a one-hot design without
+constraints it has no directions (intercept up, every level's effect down) that only the prior
+pins down: those ridges, and a learned scale per main effect (the ridge sd x z = beta of a
+data-rich effect), made NUTS on the ACS data take hundreds of leapfrog steps per draw. A
+continuous attribute's effect is a Gaussian-bump basis centred over its distinct values.
+Log-scale effects w_k = Q_k omega_k tau'_k, omega standard normal, tau'_k ~
+HalfNormal(``scale_main_scale``); b ~ N(logit(global accuracy), ``intercept_sd``), c ~
+N(``log_scale_prior``); with the confidence covariate slope ~ N(1, 0.5) on the logit confidence
+centred at its pool mean (``confidence_offset`` = b - slope x that mean).
+
+Computation: all effects of an arm are one row of a dense design ``G`` (arms x coefficients),
+the likelihood uses only the labeled arms' rows, and mu, s of every arm are deterministics
+(evaluated once per kept draw, not in every gradient). The design rows are shared variables,
+so nutpie's numba code takes them as arguments instead of compiling them in as constants.
+
+The specs
+---------
+One :class:`~pbassess.inference.Spec` per estimator (:func:`surface_spec`), all reporting
+``accuracy`` (dim ``arm``). Each labeled item is a Bernoulli draw of its arm's accuracy, so the
+log-likelihood is one value per labeled item (dim ``item``). In the Beta-binomial models the
+arm's accuracy is integrated out of the likelihood NUTS sees; its posterior draws are drawn
+afterwards, one per posterior draw of (mu, s), from its conditional posterior
+Beta(mu s + correct, (1 - mu) s + n - correct) -- a draw of the joint posterior, so PSIS-LOO over
+the items is valid.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from pbassess.errors import ConfigError
+from pbassess.inference.spec import Observations, Spec
+from pbassess.pymc_models.accuracy import (
+    _clipped_logit,
+    asinh_logit_beta_log_density,
+    beta_variable,
+)
+from pbassess.stats.sampling import as_generator
+
+__all__ = [
+    "BETA_I_LAMBDA", "DEFAULT_SCALE_TERM", "GP_ESTIMATORS", "SCALE_TERMS", "AdditiveDesign", "ArmSpec", "BetaISpec",
+    "CPredictorSpec", "SurfaceModelSpec", "additive_design", "additive_model", "arm_inputs", "beta_i_model",
+    "beta_i_prior", "berngp_model", "betagp_model", "count_terms", "cpredictor_model", "global_accuracy_terms",
+    "inducing_inputs", "kernel_similarity", "model_options_for", "observations_from_arm_counts",
+    "pool_sparse_counts", "sum_to_zero_basis", "surface_spec", "whitened_projected_latent",
+]
+
+SCALE_TERMS = ("gamma", "dirichlet")
+#: BetaGP-SL's default scale term: the released code's Gamma term (see :mod:`pbassess.surface`).
+DEFAULT_SCALE_TERM = "gamma"
+#: Beta-I's warm-start weight lambda (Piratla et al. 2021; ``SimpleExplorer.fit`` of github.com/vihari/AAA).
+BETA_I_LAMBDA = 0.1
+#: The estimators sampled by NUTS only (no conjugate posterior).
+GP_ESTIMATORS = ("berngp", "betagp", "betagp-sl", "betagp-slp", "additive")
+EXACT_GP_MAX_ARMS = 300
+WARM_START_WEIGHT = 0.1
+#: Smooth upper bound of the Beta scale: beyond ~1e5 the Beta-binomial is the binomial, and
+#: betaln differences of huge arguments lose all float64 precision (NUTS then diverges).
+LOG_SCALE_CAP = float(np.log(1e5))
+
+
+def _logit(p: Any) -> np.ndarray:
+    p = np.clip(np.asarray(p, float), 1e-3, 1 - 1e-3)
+    return np.log(p) - np.log1p(-p)
+
+
+def arm_inputs(arms: Any) -> tuple[np.ndarray, np.ndarray]:
+    """GP inputs of the arms: one-hot columns per categorical attribute, a standardised column per
+    continuous one; and the attribute index of every column (for per-attribute lengthscales).
+
+    Examples
+    --------
+    >>> from pbassess.surface import ArmCounts
+    >>> a = ArmCounts.from_arrays([1, 1, 1], [1, 0, 1], values=[[0, 5], [1, 7], [1, 9]],
+    ...                           attributes=("sex", "age"), continuous=("age",))
+    >>> X, col = arm_inputs(a)
+    >>> X.round(2).tolist(), col.tolist()
+    ([[1.0, 0.0, -1.22], [0.0, 1.0, 0.0], [0.0, 1.0, 1.22]], [0, 0, 1])
+    """
+    cols, owner = [], []
+    for k, name in enumerate(arms.attributes):
+        v = arms.values[:, k]
+        if name in arms.continuous:
+            x = np.asarray(v, float)
+            sd = x.std()
+            cols.append(((x - x.mean()) / (sd if sd > 0 else 1.0))[:, None])
+            owner.append(k)
+        else:
+            levels, inverse = np.unique(v.astype(str), return_inverse=True)
+            cols.append(np.eye(len(levels))[inverse.ravel()])
+            owner += [k] * len(levels)
+    return np.column_stack(cols).astype(float), np.asarray(owner)
+
+
+def kernel_similarity(arms: Any, lengthscale: float = 1.0) -> np.ndarray:
+    """Squared-exponential similarity of the arms' inputs (used by BetaGP-SLP's pooling).
+
+    Examples
+    --------
+    >>> from pbassess.surface import ArmCounts
+    >>> a = ArmCounts.from_arrays([1, 1], [1, 0], values=[[0], [1]])
+    >>> kernel_similarity(a).round(3).tolist()
+    [[1.0, 0.368], [0.368, 1.0]]
+    """
+    X, _ = arm_inputs(arms)
+    sq = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    return np.exp(-0.5 * sq / lengthscale**2)
+
+
+def _gp_latent(name: str, X: np.ndarray, owner: np.ndarray, *, method: str, n_inducing: int, rng) -> Any:
+    """A zero-mean latent GP over the arms with an ARD squared-exponential kernel (one lengthscale
+    per attribute, shared by its one-hot columns)."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    n_attr = int(owner.max()) + 1
+    amplitude = pm.HalfNormal(f"{name}_amplitude", 1.0)
+    lengthscale = pm.Gamma(f"{name}_lengthscale", alpha=2.0, beta=1.0, shape=n_attr)
+    cov = amplitude**2 * pm.gp.cov.ExpQuad(X.shape[1], ls=lengthscale[owner])
+    a = X.shape[0]
+    if method == "exact":
+        chol = pt.linalg.cholesky(cov(X) + 1e-6 * pt.eye(a))
+        z = pm.Normal(f"{name}_z", 0.0, 1.0, shape=a)
+        return chol @ z
+    inducing = inducing_inputs(X, n_inducing, rng)
+    v = pm.Normal(f"{name}_v", 0.0, 1.0, shape=inducing.shape[0])
+    return whitened_projected_latent(X, inducing, amplitude, lengthscale[owner], v)
+
+
+def inducing_inputs(X: np.ndarray, n_inducing: int, rng: Any) -> np.ndarray:
+    """``n_inducing`` distinct arm inputs drawn at random (all distinct inputs when fewer)."""
+    uniq = np.unique(X, axis=0)
+    m = min(int(n_inducing), uniq.shape[0])
+    return uniq[np.sort(as_generator(rng).choice(uniq.shape[0], size=m, replace=False))]
+
+
+def whitened_projected_latent(X: np.ndarray, inducing: np.ndarray, amplitude: Any, lengthscale: Any, v: Any,
+                              jitter: float = 1e-5) -> Any:
+    """Projected-process (DTC) latent GP in the whitened form f = K_xu L_uu^-T v, v ~ N(0, I).
+
+    The same prior as ``pymc_extras.gp.ProjectedProcess(...).prior`` (which samples u = L_uu v
+    and then computes K_xu K_uu^-1 u with two triangular solves), written with one solve of the
+    M x M Cholesky factor and an A x M squared-exponential cross-covariance built from scaled
+    inputs, so a gradient costs O(A M D + M^3) (ACS: 2,554 x 64 x 36).
+
+    Examples
+    --------
+    >>> X = np.array([[0.0], [1.0], [2.0]])
+    >>> f = whitened_projected_latent(X, X, 1.0, np.array([1.0]), np.array([1.0, 0.0, 0.0]))
+    >>> np.round(f.eval(), 3).tolist()  # with u = X: f = L v, the first column of chol(K)
+    [1.0, 0.607, 0.135]
+    """
+    import pytensor.tensor as pt
+    from pytensor.tensor.linalg import solve_triangular
+
+    inv = 1.0 / pt.as_tensor_variable(lengthscale)
+    xs, us = pt.as_tensor_variable(X) * inv, pt.as_tensor_variable(inducing) * inv
+
+    def sqdist(p, q):
+        return pt.maximum((p**2).sum(1)[:, None] + (q**2).sum(1)[None, :] - 2.0 * p @ q.T, 0.0)
+
+    var = pt.as_tensor_variable(amplitude) ** 2
+    k_xu = var * pt.exp(-0.5 * sqdist(xs, us))
+    k_uu = var * pt.exp(-0.5 * sqdist(us, us)) + jitter * pt.eye(inducing.shape[0])
+    chol = pt.linalg.cholesky(k_uu)
+    return k_xu @ solve_triangular(chol.T, v, lower=False)
+
+
+def _gp_method(gp: str | None, n_arms: int) -> str:
+    method = gp or ("exact" if n_arms <= EXACT_GP_MAX_ARMS else "projected")
+    if method not in ("exact", "projected"):
+        raise ConfigError(f"unknown GP method {gp!r} (choose exact or projected)")
+    return method
+
+
+def _beta_binomial_potential(name: str, alpha, beta, y: np.ndarray, n: np.ndarray) -> None:
+    import pymc as pm
+    from pytensor.tensor.special import betaln
+
+    pm.Potential(name, (betaln(alpha + y, beta + n - y) - betaln(alpha, beta)).sum())
+
+
+def _scale_potential(scale, n_obs, term: str, mask=None) -> None:
+    """BetaGP-SL scale supervision over the observed arms.
+
+    ``gamma`` (the released code, ``BetaLikelihood.forward`` in ``src/likelihoods/
+    beta_gp_likelihood.py`` of github.com/vihari/AAA): each observed arm's own label count (not
+    the -SLP pooled one), clamped to [0.01, 10], is a draw of Gamma(shape = s_a, rate = 1). The
+    code averages this over the observed arms and rescales it, like its likelihood, by (all arms /
+    observed arms); the sum used here keeps the code's 1:1 weight between likelihood and scale
+    term (and equals it when every arm is observed, as in the simple setting). ``dirichlet``
+    (the paper): the vector of the observed arms' label shares n_a / N is a draw of Dirichlet(s)
+    -- the normalised form of independent Gamma(s_a, 1) counts, so both make the scale track the
+    arm's label count. With ``mask`` (0/1 per arm, a tensor) ``scale`` and ``n_obs`` cover every
+    arm and only the masked ones count.
+    """
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    weight = 1.0 if mask is None else mask
+    if term == "gamma":
+        x = pt.clip(n_obs, 1e-2, 10.0)
+        pm.Potential("scale_supervision", (weight * pm.logp(pm.Gamma.dist(alpha=scale, beta=1.0), x)).sum())
+    elif term == "dirichlet":
+        share = n_obs / (weight * n_obs).sum()
+        if mask is not None:
+            share = pt.switch(pt.gt(mask, 0), share, 1.0)
+        logp = (pt.gammaln((weight * scale).sum()) - (weight * pt.gammaln(scale)).sum()
+                + (weight * (scale - 1.0) * pt.log(share)).sum())
+        pm.Potential("scale_supervision", logp)
+    else:
+        raise ConfigError(f"unknown scale term {term!r} (choose {' or '.join(SCALE_TERMS)})")
+
+
+def count_terms(correct: np.ndarray, n: np.ndarray, obs: np.ndarray, as_data: bool) -> tuple[Any, Any]:
+    """The likelihood's counts: the observed arms' (constants) or every arm's in data containers.
+
+    With ``as_data`` the containers are ``correct`` and ``labels`` (made in the current model), so
+    a compiled model can be given new counts (:class:`pbassess.surface.refit.SurfaceRefitter`).
+
+    Examples
+    --------
+    >>> count_terms(np.array([2.0, 0.0, 5.0]), np.array([3.0, 0.0, 6.0]), np.array([0, 2]), False)
+    (array([2., 5.]), array([3., 6.]))
+    """
+    if not as_data:
+        return correct[obs], n[obs]
+    import pymc as pm
+
+    return pm.Data("correct", np.asarray(correct, float)), pm.Data("labels", np.asarray(n, float))
+
+
+def _confidence_covariate(arms: Any) -> np.ndarray:
+    conf = np.where(np.isfinite(arms.confidence), arms.confidence, np.nanmean(arms.confidence))
+    if not np.all(np.isfinite(conf)):
+        raise ConfigError("the confidence covariate needs the model's confidence on the arms' pool items")
+    return _logit(conf)
+
+
+def global_accuracy_terms(arms: Any, as_data: bool) -> tuple[Any, Any]:
+    """The labeled items' accuracy and its (clipped) logit, the models' prior centre.
+
+    With ``as_data`` the accuracy is the data container ``global_accuracy`` of the current
+    model (it changes with the counts when a compiled model is refitted).
+
+    Examples
+    --------
+    >>> from pbassess.surface import ArmCounts
+    >>> p, loc = global_accuracy_terms(ArmCounts.from_arrays([4, 0], [3, 0]), False)
+    >>> p, round(loc, 4)
+    (0.75, 1.0986)
+    """
+    p = arms.global_accuracy
+    if not as_data:
+        return p, float(_logit(p))
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    g = pm.Data("global_accuracy", np.asarray(p, float))
+    q = pt.clip(g, 1e-3, 1 - 1e-3)
+    return g, pt.log(q) - pt.log1p(-q)
+
+
+def _mean_intercept(arms: Any, covariate: str | None, intercept_sd: float, loc: Any = None) -> Any:
+    """logit-mean intercept centred at ``loc`` (default: logit of the global accuracy), or a
+    learned offset and slope on logit confidence when asked."""
+    import pymc as pm
+
+    if covariate is None:
+        loc = float(_logit(arms.global_accuracy)) if loc is None else loc
+        return pm.Normal("intercept", loc, intercept_sd) if intercept_sd > 0 else loc
+    if covariate != "confidence":
+        raise ConfigError(f"unknown covariate {covariate!r} (only 'confidence' is supported)")
+    x = _confidence_covariate(arms)
+    offset = pm.Normal("confidence_offset", 0.0, 1.0)
+    slope = pm.Normal("confidence_slope", 1.0, 0.5)
+    return offset + slope * x
+
+
+def betagp_model(arms: Any, *, variant: str = "betagp", scale_term: str = "gamma",
+                 covariate: str | None = None, gp: str | None = None, n_inducing: int = 64,
+                 pool_max_labels: float = 5.0, pool_k: int = 3, warm_start: bool = True, seed: Any = None,
+                 counts_as_data: bool = False):
+    """BetaGP / BetaGP-SL / BetaGP-SLP as a PyMC model.
+
+    Returns ``(model, n, correct)``: the model has deterministics ``mu`` and ``scale`` (per arm);
+    ``n``/``correct`` are the counts its likelihood used (pooled for -SLP), from which the arms'
+    accuracy posterior is Beta(mu s + correct, (1 - mu) s + n - correct) per draw.
+    ``counts_as_data``: every arm's (pooled) counts in the containers ``labels`` / ``correct``
+    and, for the scale term, its own count in ``own_labels`` (see :func:`count_terms`).
+
+    Examples
+    --------
+    >>> from pbassess.surface import ArmCounts
+    >>> arms = ArmCounts.from_arrays([10, 5, 0, 8], [9, 3, 0, 4], values=[[0, 0], [0, 1], [1, 0], [1, 1]],
+    ...                              attributes=("sex", "dis"))
+    >>> model, n, correct = betagp_model(arms, seed=0)  # the model only: fit_surface samples it
+    >>> sorted(v.name for v in model.deterministics), n.tolist()
+    (['mu', 'scale'], [10.0, 5.0, 0.0, 8.0])
+    >>> n_slp = betagp_model(arms, variant="betagp-slp", seed=0)[1]  # arm 1 (5 labels) pools its neighbours'
+    >>> bool(n_slp[1] > 5)
+    True
+    """
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    if variant not in ("betagp", "betagp-sl", "betagp-slp"):
+        raise ConfigError(f"unknown BetaGP variant {variant!r}")
+    if variant != "betagp" and scale_term not in SCALE_TERMS:
+        raise ConfigError(f"unknown scale term {scale_term!r} (choose {' or '.join(SCALE_TERMS)})")
+    n, c = arms.n, arms.correct
+    if variant == "betagp-slp":
+        n, c = pool_sparse_counts(arms, kernel_similarity(arms), max_labels=pool_max_labels, k=pool_k)
+    X, owner = arm_inputs(arms)
+    method = _gp_method(gp, arms.n_arms)
+    rng = as_generator(seed)
+    obs = np.arange(arms.n_arms) if counts_as_data else np.flatnonzero(n > 0)
+    with pm.Model(coords={"arm": np.arange(arms.n_arms)}) as model:
+        f = _gp_latent("f", X, owner, method=method, n_inducing=n_inducing, rng=rng)
+        g = _gp_latent("g", X, owner, method=method, n_inducing=n_inducing, rng=rng)
+        p0, loc = global_accuracy_terms(arms, counts_as_data)
+        mean_f = _mean_intercept(arms, covariate, 1.5, loc)
+        mean_g = pm.Normal("g_intercept", 3.0, 1.5)
+        mu = pm.Deterministic("mu", pt.clip(pm.math.sigmoid(mean_f + f), 1e-6, 1 - 1e-6), dims="arm")
+        raw = pt.softplus(mean_g + g) + 1e-3
+        scale = pm.Deterministic("scale", raw * np.exp(LOG_SCALE_CAP) / (raw + np.exp(LOG_SCALE_CAP)), dims="arm")
+        alpha, beta = mu * scale, (1.0 - mu) * scale
+        y, n_lik = count_terms(c, n, obs, counts_as_data)
+        _beta_binomial_potential("likelihood", alpha[obs], beta[obs], y, n_lik)
+        if warm_start:
+            _beta_binomial_potential("warm_start", alpha, beta, WARM_START_WEIGHT * p0,
+                                     np.full(arms.n_arms, WARM_START_WEIGHT))
+        if variant != "betagp" and counts_as_data:
+            own = pm.Data("own_labels", np.asarray(arms.n, float))
+            _scale_potential(scale, own, scale_term, mask=pt.gt(n_lik, 0))
+        elif variant != "betagp" and obs.size:  # the arm's own label count, not the pooled one (AAA code)
+            _scale_potential(scale[obs], arms.n[obs], scale_term)
+    return model, n, c
+
+
+def berngp_model(arms: Any, *, covariate: str | None = None, gp: str | None = None,
+                 n_inducing: int = 64, seed: Any = None, counts_as_data: bool = False):
+    """BernGP: correctness bits of arm a ~ Bernoulli(sigmoid(f_a)), f a latent GP (deterministic ``p``).
+
+    ``counts_as_data``: every arm's counts in the containers ``labels`` / ``correct`` (see
+    :func:`count_terms`).
+
+    Examples
+    --------
+    >>> from pbassess.surface import ArmCounts
+    >>> arms = ArmCounts.from_arrays([10, 5, 0, 8], [9, 3, 0, 4], values=[[0, 0], [0, 1], [1, 0], [1, 1]],
+    ...                              attributes=("sex", "dis"))
+    >>> model = berngp_model(arms, seed=0)  # the model only: fit_surface samples it
+    >>> [v.name for v in model.deterministics], model["p"].type.shape
+    (['p'], (4,))
+    """
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    X, owner = arm_inputs(arms)
+    obs = np.arange(arms.n_arms) if counts_as_data else np.flatnonzero(arms.n > 0)
+    with pm.Model(coords={"arm": np.arange(arms.n_arms)}) as model:
+        f = _gp_latent("f", X, owner, method=_gp_method(gp, arms.n_arms), n_inducing=n_inducing,
+                       rng=as_generator(seed))
+        eta = _mean_intercept(arms, covariate, 1.5, global_accuracy_terms(arms, counts_as_data)[1]) + f
+        pm.Deterministic("p", pm.math.sigmoid(eta), dims="arm")
+        y, n = count_terms(arms.correct, arms.n, obs, counts_as_data)
+        pm.Potential("likelihood", -(y * pt.softplus(-eta[obs]) + (n - y) * pt.softplus(eta[obs])).sum())
+    return model
+
+
+def pool_sparse_counts(arms: Any, similarity: np.ndarray, *, max_labels: float = 5.0,
+                       k: int = 3) -> tuple[np.ndarray, np.ndarray]:
+    """BetaGP-SLP pooling: counts of sparsely labeled arms replaced by a neighbourhood average.
+
+    For every observed arm with ``0 < n <= max_labels``, its labeled and correct counts become
+    the mean of those of its ``k`` most similar observed arms (by ``similarity``, an A x A
+    kernel matrix; the arm itself is the most similar), as in ``simplev3_rloss`` of the AAA
+    code (lambda = 1/k, the arm's own counts replaced). Other arms keep their counts.
+
+    Examples
+    --------
+    >>> from pbassess.surface import ArmCounts
+    >>> arms = ArmCounts.from_arrays([1, 30, 30, 0], [0, 30, 15, 0])
+    >>> sim = np.array([[1, .9, .5, .1], [.9, 1, .2, .1], [.5, .2, 1, .1], [.1, .1, .1, 1.]])
+    >>> n, c = pool_sparse_counts(arms, sim)
+    >>> n.round(2).tolist(), c.round(2).tolist()
+    ([20.33, 30.0, 30.0, 0.0], [15.0, 30.0, 15.0, 0.0])
+    """
+    if k < 1:
+        raise ConfigError(f"the pooling neighbourhood size must be at least 1, got {k}")
+    n, c = arms.n.copy(), arms.correct.copy()
+    observed = np.flatnonzero(arms.n > 0)
+    sparse = observed[arms.n[observed] <= max_labels]
+    if sparse.size == 0 or observed.size == 0:
+        return n, c
+    sim = np.asarray(similarity, float)[np.ix_(sparse, observed)]
+    kk = min(k, observed.size)
+    top = observed[np.argsort(-sim, axis=1, kind="stable")[:, :kk]]
+    n[sparse] = arms.n[top].mean(axis=1)
+    c[sparse] = arms.correct[top].mean(axis=1)
+    return n, c
+
+
+# ---------------------------------------------------------------------------- the additive model
+
+def sum_to_zero_basis(n_levels: int) -> np.ndarray:
+    """Orthonormal basis (L x (L - 1)) of the vectors over L levels that sum to zero (Helmert).
+
+    Examples
+    --------
+    >>> Q = sum_to_zero_basis(3)
+    >>> Q.sum(axis=0).round(12).tolist(), (Q.T @ Q).round(12).tolist()
+    ([0.0, 0.0], [[1.0, 0.0], [0.0, 1.0]])
+    """
+    q = np.zeros((n_levels, max(n_levels - 1, 0)))
+    for j in range(1, n_levels):
+        q[:j, j - 1] = 1.0 / np.sqrt(j * (j + 1))
+        q[j, j - 1] = -j / np.sqrt(j * (j + 1))
+    return q
+
+
+@dataclass(frozen=True)
+class AdditiveDesign:
+    """Contrast-coded design of the additive model.
+
+    Attributes
+    ----------
+    matrix : ndarray, shape (A, P)
+        One row per arm; the columns of the main-effect blocks come first, then the pairs'.
+    block : ndarray of int, shape (P,)
+        Block index of every column.
+    names : tuple of str
+        Block names: the attribute (main effect) or ``"k:j"`` (pair).
+    n_main : int
+        Number of main-effect blocks (blocks ``0 .. n_main - 1``).
+
+    Examples
+    --------
+    >>> from pbassess.surface import ArmCounts
+    >>> a = ArmCounts.from_arrays([1, 1, 1, 1], [1, 0, 1, 1], values=[[0, 0], [0, 1], [1, 0], [1, 2]],
+    ...                           attributes=("sex", "cit"))
+    >>> d = additive_design(a)
+    >>> isinstance(d, AdditiveDesign), d.n_main, d.names
+    (True, 2, ('sex', 'cit', 'sex:cit'))
+    """
+
+    matrix: np.ndarray
+    block: np.ndarray
+    names: tuple[str, ...]
+    n_main: int
+
+    @property
+    def main_columns(self) -> np.ndarray:
+        """Indices of the main-effect columns."""
+        return np.flatnonzero(self.block < self.n_main)
+
+    @property
+    def pair_columns(self) -> np.ndarray:
+        """Indices of the pairwise-interaction columns."""
+        return np.flatnonzero(self.block >= self.n_main)
+
+
+def _attribute_basis(values: np.ndarray, continuous: bool, n_basis: int) -> np.ndarray:
+    """Rows (one per arm) of an attribute's sum-to-zero effect basis."""
+    if continuous:
+        x = np.asarray(values, float)
+        uniq, inverse = np.unique(x, return_inverse=True)
+        centers = np.unique(np.quantile(uniq, np.linspace(0, 1, n_basis)))
+        width = max((centers[-1] - centers[0]) / max(len(centers) - 1, 1), 1e-9)
+        bumps = np.exp(-0.5 * ((uniq[:, None] - centers[None, :]) / width) ** 2)
+        table = bumps - bumps.mean(axis=0)
+    else:
+        uniq, inverse = np.unique(np.asarray(values).astype(str), return_inverse=True)
+        table = sum_to_zero_basis(len(uniq))
+    return table[inverse.ravel()]
+
+
+def additive_design(arms: Any, *, interactions: bool = True, n_basis: int = 6) -> AdditiveDesign:
+    """Sum-to-zero design of main effects and (optionally) pairwise interactions of the arms.
+
+    A categorical attribute with L levels gives L - 1 columns (Helmert contrasts), a continuous
+    one ``n_basis`` centred Gaussian bumps; a pair gives the row-wise products of its two
+    attributes' columns.
+
+    Examples
+    --------
+    >>> from pbassess.surface import ArmCounts
+    >>> a = ArmCounts.from_arrays([1, 1, 1, 1], [1, 0, 1, 1], values=[[0, 0], [0, 1], [1, 0], [1, 2]],
+    ...                           attributes=("sex", "cit"))
+    >>> d = additive_design(a)
+    >>> d.matrix.shape, d.names, d.block.tolist()
+    ((4, 5), ('sex', 'cit', 'sex:cit'), [0, 1, 1, 2, 2])
+    """
+    mains = [_attribute_basis(arms.values[:, k], name in arms.continuous, n_basis)
+             for k, name in enumerate(arms.attributes)]
+    cols, block, names = [], [], []
+    for k, x in enumerate(mains):
+        cols.append(x)
+        block += [len(names)] * x.shape[1]
+        names.append(arms.attributes[k])
+    n_main = len(names)
+    for k in range(len(mains) if interactions else 0):
+        for j in range(k + 1, len(mains)):
+            x = (mains[k][:, :, None] * mains[j][:, None, :]).reshape(arms.n_arms, -1)
+            cols.append(x)
+            block += [len(names)] * x.shape[1]
+            names.append(f"{arms.attributes[k]}:{arms.attributes[j]}")
+    matrix = np.column_stack(cols) if cols else np.zeros((arms.n_arms, 0))
+    return AdditiveDesign(matrix, np.asarray(block, dtype=np.int64), tuple(names), n_main)
+
+
+def _block_scales(name: str, design: AdditiveDesign, cols: np.ndarray, scale: float):
+    """Half-normal scale per block of the columns ``cols`` (returned repeated per column)."""
+    import pymc as pm
+
+    blocks = np.unique(design.block[cols])
+    sd = pm.HalfNormal(f"{name}_sd", scale, shape=blocks.size)
+    return sd[np.searchsorted(blocks, design.block[cols])]
+
+
+def _mean_effects(design: AdditiveDesign, main_scale: float, interaction_scale: float, pair_scales: str = "per-pair"):
+    """Coefficients of the logit mean's design columns (and the columns they multiply).
+
+    Main effects: centred, beta ~ N(0, main_scale^2) (data-rich: a learned scale per attribute
+    made NUTS trace the ridge sd x z = beta). Pairs: non-centred, beta = tau_kj z with one
+    tau_kj ~ HalfNormal(interaction_scale) per pair (mostly prior-dominated: no funnel), or with
+    ``pair_scales="shared"`` one tau ~ HalfNormal(interaction_scale) for all pairs.
+    """
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    parts, columns = [], []
+    main, pair = design.main_columns, design.pair_columns
+    if main_scale > 0 and main.size:
+        parts.append(pm.Normal("mean_main", 0.0, main_scale, shape=main.size))
+        columns.append(main)
+    if interaction_scale > 0 and pair.size:
+        if pair_scales not in ("per-pair", "shared"):
+            raise ConfigError(f"unknown pair_scales {pair_scales!r} (choose per-pair or shared)")
+        tau = (_block_scales("mean_pair", design, pair, interaction_scale) if pair_scales == "per-pair"
+               else pm.HalfNormal("mean_pair_sd", interaction_scale))
+        parts.append(tau * pm.Normal("mean_pair_z", 0.0, 1.0, shape=pair.size))
+        columns.append(pair)
+    if not parts:
+        return None, np.zeros(0, dtype=np.int64)
+    return pt.concatenate(parts), np.concatenate(columns)
+
+
+def additive_model(arms: Any, *, covariate: str | None = None, main_scale: float = 1.0,
+                   interaction_scale: float = 0.5, scale_main_scale: float = 0.5, interactions: bool = True,
+                   intercept_sd: float = 1.5, log_scale_prior: tuple[float, float] = (np.log(30.0), 1.5),
+                   n_basis: int = 6, counts_as_data: bool = False, pair_scales: str = "per-pair"):
+    """Our Beta-binomial surface with a sum-to-zero additive (main effects + pairwise) link.
+
+    The model is written out in the module docstring. A scale of 0 drops its term: with all
+    of ``main_scale``, ``interaction_scale`` and ``scale_main_scale`` at 0 this is the
+    exchangeable Beta-binomial, and with ``intercept_sd = 0`` and a fixed log-scale
+    (``log_scale_prior=(loc, 0)``) it is Beta(mu0 s, (1 - mu0) s) per arm independently.
+    Returns ``(model, n, correct)``; the model has deterministics ``mu``
+    and ``scale`` per arm. ``pair_scales="shared"`` gives all pairs one scale tau ~
+    HalfNormal(``interaction_scale``) instead of one each: lower MSE on ACS and on the synthetic
+    surface, but it mixed badly at 10,000 ACS labels (docs/surfaces.md), so per-pair is the default.
+    ``counts_as_data=True`` puts every arm's counts in data containers
+    ``labels`` and ``correct`` (an arm without labels adds exactly 0 to the likelihood), so a
+    compiled model is refitted on new counts without recompiling
+    (:class:`pbassess.surface.refit.SurfaceRefitter`); the posterior is the same.
+
+    Examples
+    --------
+    >>> from pbassess.surface import ArmCounts
+    >>> a = ArmCounts.from_arrays([3, 0, 8, 1], [2, 0, 7, 1], values=[[0, 0], [0, 1], [1, 0], [1, 1]],
+    ...                           attributes=("sex", "dis"))
+    >>> model, n, c = additive_model(a)
+    >>> sorted(v.name for v in model.free_RVs)
+    ['intercept', 'log_scale', 'mean_main', 'mean_pair_sd', 'mean_pair_z', 'scale_sd', 'scale_z']
+    >>> model["mu"].type.shape, model["scale"].type.shape
+    ((4,), (4,))
+    """
+    import pymc as pm
+    import pytensor
+    import pytensor.tensor as pt
+
+    if covariate not in (None, "confidence"):
+        raise ConfigError(f"unknown covariate {covariate!r} (only 'confidence' is supported)")
+    design = additive_design(arms, interactions=interactions and interaction_scale > 0, n_basis=n_basis)
+    obs = np.arange(arms.n_arms) if counts_as_data else np.flatnonzero(arms.n > 0)
+    G = design.matrix
+    with pm.Model(coords={"arm": np.arange(arms.n_arms)}) as model:
+        loc = global_accuracy_terms(arms, counts_as_data)[1]
+        intercept = pm.Normal("intercept", loc, intercept_sd) if intercept_sd > 0 else pt.as_tensor(loc)
+        offset = pt.zeros(arms.n_arms)
+        if covariate == "confidence":
+            x = _confidence_covariate(arms)
+            centre = float(np.average(x, weights=np.maximum(arms.pool_n, 1e-12)))
+            slope = pm.Normal("confidence_slope", 1.0, 0.5)
+            pm.Deterministic("confidence_offset", intercept - slope * centre)
+            offset = slope * pt.as_tensor(x - centre)
+        coef, cols = _mean_effects(design, main_scale, interaction_scale, pair_scales)
+        s_loc, s_sd = log_scale_prior
+        log_scale = pm.Normal("log_scale", s_loc, s_sd) if s_sd > 0 else pt.as_tensor(float(s_loc))
+        main = design.main_columns
+        scale_coef = None
+        if scale_main_scale > 0 and main.size:
+            sd = _block_scales("scale", design, main, scale_main_scale)
+            scale_coef = sd * pm.Normal("scale_z", 0.0, 1.0, shape=main.size)
+
+        def link(rows, label):
+            # Shared (not constant) design rows: numba (nutpie) then takes them as arguments
+            # instead of compiling megabytes of constants into the sampler.
+            e, ls = intercept + offset[rows], log_scale + pt.zeros(rows.size)
+            if coef is not None:
+                e = e + pytensor.shared(np.ascontiguousarray(G[rows][:, cols]), name=f"additive_mean_{label}") @ coef
+            if scale_coef is not None:
+                ls = ls + pytensor.shared(np.ascontiguousarray(G[rows][:, main]), name=f"additive_scale_{label}") @ scale_coef
+            mu = pt.clip(pm.math.sigmoid(e), 1e-6, 1 - 1e-6)
+            return mu, pt.exp(LOG_SCALE_CAP - pt.softplus(LOG_SCALE_CAP - ls))
+
+        mu_all, s_all = link(np.arange(arms.n_arms), "all")
+        mu_obs, s_obs = (mu_all, s_all) if counts_as_data else link(obs, "labeled")
+        y, n = count_terms(arms.correct, arms.n, obs, counts_as_data)
+        _beta_binomial_potential("likelihood", mu_obs * s_obs, (1 - mu_obs) * s_obs, y, n)
+        pm.Deterministic("mu", mu_all, dims="arm")
+        pm.Deterministic("scale", s_all, dims="arm")
+    return model, arms.n, arms.correct
+
+
+# ---------------------------------------------------------------------------- the conjugate estimators
+def beta_i_prior(arms: Any, lam: float = BETA_I_LAMBDA, prior_accuracy: float | None = None) -> tuple[float, float]:
+    """Beta-I's prior of every arm: Beta(lam p0, lam (1 - p0)), p0 the global accuracy (kept inside (0.001, 0.999)).
+
+    Examples
+    --------
+    >>> from pbassess.surface import ArmCounts
+    >>> a, b = beta_i_prior(ArmCounts.from_arrays([4, 0], [3, 0]))
+    >>> round(a, 3), round(b, 3)
+    (0.075, 0.025)
+    """
+    if lam <= 0:
+        raise ConfigError(f"the Beta-I warm-start weight lambda must be positive, got {lam}")
+    p0 = arms.global_accuracy if prior_accuracy is None else float(prior_accuracy)
+    p0 = min(max(p0, 1e-3), 1 - 1e-3)  # a proper Beta even when every label so far is right (or wrong)
+    return lam * p0, lam * (1.0 - p0)
+
+
+def _bernoulli_potential(logit: Any, y: np.ndarray, n: np.ndarray) -> None:
+    """``sum y log p + (n - y) log(1 - p)`` from the logit (stable; fractional counts allowed)."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    pm.Potential("likelihood", -(y * pt.softplus(-logit) + (n - y) * pt.softplus(logit)).sum())
+
+
+def cpredictor_model(arms: Any):
+    """CPredictor: one accuracy for every arm, ``global_accuracy ~ Beta(1, 1)``, all labels Bernoulli draws of it.
+
+    The free variable is ``global_accuracy_asinh_logit`` (:func:`pbassess.pymc_models.accuracy.beta_variable`);
+    ``accuracy`` (dim ``arm``) repeats ``global_accuracy`` per arm.
+
+    Examples
+    --------
+    >>> from pbassess.surface import ArmCounts
+    >>> model = cpredictor_model(ArmCounts.from_arrays([3, 7], [1, 6]))
+    >>> [v.name for v in model.free_RVs], sorted(v.name for v in model.deterministics)
+    (['global_accuracy_asinh_logit'], ['accuracy', 'global_accuracy'])
+    """
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    with pm.Model(coords={"arm": np.arange(arms.n_arms)}) as model:
+        theta, logit = beta_variable("global_accuracy", 1.0, 1.0)
+        pm.Deterministic("accuracy", theta * pt.ones(arms.n_arms), dims="arm")
+        _bernoulli_potential(logit, float(np.sum(arms.correct)), float(np.sum(arms.n)))
+    return model
+
+
+def beta_i_model(arms: Any, lam: float = BETA_I_LAMBDA):
+    """Beta-I: ``accuracy[a] ~ Beta(lam p0, lam (1 - p0))`` independently, each arm's labels Bernoulli draws of it.
+
+    Examples
+    --------
+    >>> from pbassess.surface import ArmCounts
+    >>> model = beta_i_model(ArmCounts.from_arrays([3, 7], [1, 6]))
+    >>> [v.name for v in model.free_RVs], model.initial_point()["accuracy_asinh_logit"].shape
+    (['accuracy_asinh_logit'], (2,))
+    """
+    import pymc as pm
+
+    a, b = beta_i_prior(arms, lam)
+    with pm.Model(coords={"arm": np.arange(arms.n_arms)}) as model:
+        _, logit = beta_variable("accuracy", np.full(arms.n_arms, a), np.full(arms.n_arms, b), dims="arm")
+        _bernoulli_potential(logit, np.asarray(arms.correct, float), np.asarray(arms.n, float))
+    return model
+
+
+# ---------------------------------------------------------------------------- the specs
+def observations_from_arm_counts(n: Any, correct: Any) -> Observations | None:
+    """The labeled items that whole-number arm counts imply (``correct`` right, then the wrong ones, per arm).
+
+    Item ids are ``"<arm>#<rank>"``; fractional counts (noisy attributes, pooled counts) imply no
+    items (``None``: the log-likelihood is then one value per arm).
+
+    Examples
+    --------
+    >>> obs = observations_from_arm_counts([2, 0, 1], [1, 0, 1])
+    >>> obs.cell.tolist(), obs.outcome.tolist(), obs.item.tolist()
+    ([0, 0, 2], [1, 0, 1], ['0#0', '0#1', '2#0'])
+    >>> observations_from_arm_counts([1.5], [1.0]) is None
+    True
+    """
+    n_arr, c_arr = np.asarray(n, float), np.asarray(correct, float)
+    if not (np.allclose(n_arr, np.round(n_arr)) and np.allclose(c_arr, np.round(c_arr))):
+        return None
+    n_int, c_int = np.round(n_arr).astype(np.int64), np.round(c_arr).astype(np.int64)
+    cell = np.repeat(np.arange(n_int.size), n_int)
+    rank = np.arange(cell.size) - np.repeat(np.cumsum(n_int) - n_int, n_int)
+    outcome = (rank < c_int[cell]).astype(np.int64)
+    item = np.asarray([f"{c}#{r}" for c, r in zip(cell.tolist(), rank.tolist(), strict=True)], dtype=object)
+    return Observations(cell, outcome, item)
+
+
+@contextlib.contextmanager
+def quiet_pymc_log() -> Iterator[None]:
+    """PyMC's INFO lines ("Sampling: [...]", ADVI's "Finished ...") silenced within the block."""
+    logger = logging.getLogger("pymc")
+    previous = logger.level
+    logger.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        logger.setLevel(previous)
+
+
+def _auto_dims(name: str, shape: tuple[int, ...], dims: tuple[str, ...] | None) -> tuple[str, ...]:
+    """A variable's dims: the model's, else ArviZ's default names (``<name>_dim_<i>``)."""
+    if dims is not None and len(dims) == len(shape) and all(d is not None for d in dims):
+        return tuple(dims)
+    return tuple(f"{name}_dim_{i}" for i in range(len(shape)))
+
+
+class ArmSpec(Spec):
+    """What every surface spec shares: the arms' counts, the items, the per-item Bernoulli log-likelihood.
+
+    Each labeled item is a Bernoulli draw of its arm's ``accuracy``; the posterior's
+    ``accuracy`` (chain, draw, arm) gives one log-likelihood value per item (dim ``item``), or
+    per labeled arm when the items are unknown (the Binomial of the arm's counts, fractional
+    counts allowed).
+
+    Parameters
+    ----------
+    arms : ArmCounts
+        The arms (:class:`pbassess.surface.ArmCounts` or any object with its attributes).
+    observations : Observations, optional
+        The labeled items (cell = arm index, outcome = correct 1/0).
+    seed : int or numpy.random.Generator, optional
+        Seed of the random part of :meth:`complete` (draws of the arms' accuracy given the
+        model's draws).
+
+    Examples
+    --------
+    >>> from pbassess.surface import ArmCounts
+    >>> spec = CPredictorSpec(ArmCounts.from_arrays([3, 1], [2, 1]))
+    >>> isinstance(spec, ArmSpec), spec.coords["arm"].tolist(), spec.cell_n().tolist()
+    (True, [0, 1], [3.0, 1.0])
+    """
+
+    observed_name = "correct"
+    estimator = "surface"
+
+    def __init__(self, arms: Any, *, observations: Observations | None = None, seed: Any = None) -> None:
+        self.arms = arms
+        self.n = np.asarray(arms.n, dtype=float)
+        self.correct = np.asarray(arms.correct, dtype=float)
+        self.coords = {"arm": np.arange(arms.n_arms)}
+        if observations is not None and observations.size:
+            if int(observations.cell.max()) >= arms.n_arms:
+                raise ConfigError(f"an item's arm index {int(observations.cell.max())} is out of range "
+                                  f"({arms.n_arms} arms)")
+            from pbassess.counting import cell_counts
+
+            counted = cell_counts(observations.cell, arms.n_arms)
+            if not np.allclose(counted, self.n):
+                raise ConfigError("the labeled items do not add up to the arms' counts")
+        self.observations = observations
+        self.seed = seed
+        self._rng = as_generator(seed)
+        self._model = None
+
+    def cell_n(self) -> np.ndarray:
+        return self.n
+
+    def model(self):
+        if self._model is None:
+            self._model = self._build_model()
+        return self._model
+
+    def _build_model(self):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _model_dims(self, name: str, shape: tuple[int, ...]) -> tuple[str, ...]:
+        dims = self.model().named_vars_to_dims.get(name)
+        return _auto_dims(name, shape, None if dims is None else tuple(dims))
+
+    @staticmethod
+    def _theta(draws: Mapping[str, np.ndarray]) -> np.ndarray:
+        theta = np.asarray(draws["accuracy"], dtype=float)
+        return np.clip(theta, np.finfo(float).tiny, np.nextafter(1.0, 0.0))
+
+    def log_likelihood(self, draws, per_item):
+        from scipy import special
+
+        theta = self._theta(draws)
+        if per_item:
+            obs = self.observations
+            t = theta[..., obs.cell]
+            y = obs.outcome.astype(float)
+            return ("item",), special.xlogy(y, t) + special.xlog1py(1.0 - y, -t), {}
+        from pbassess.inference.trees import binomial_loglik
+
+        labeled = np.flatnonzero(self.n > 0)
+        values = binomial_loglik(self.n[labeled], self.correct[labeled], theta[..., labeled])
+        return ("arm",), values, {"arm": self.coords["arm"][labeled]}
+
+    def observed_data(self) -> xr.Dataset:
+        if self.observations is not None:
+            obs = self.observations
+            return xr.Dataset({self.observed_name: ("item", obs.outcome)}, coords={"item": obs.item})
+        labeled = np.flatnonzero(self.n > 0)
+        return xr.Dataset({self.observed_name: ("arm", self.correct[labeled])},
+                          coords={"arm": self.coords["arm"][labeled]})
+
+    def constant_data(self) -> xr.Dataset:
+        data: dict[str, Any] = {"n": ("arm", self.n), "n_correct": ("arm", self.correct),
+                                "pool_n": ("arm", np.asarray(self.arms.pool_n, float)),
+                                "confidence": ("arm", np.asarray(self.arms.confidence, float))}
+        coords: dict[str, Any] = {"arm": self.coords["arm"]}
+        if self.observations is not None:
+            data["item_arm"] = ("item", self.observations.cell)
+            coords["item"] = self.observations.item
+        return xr.Dataset(data, coords=coords)
+
+    def _exact_loo(self, a: np.ndarray, b: np.ndarray):
+        """Closed-form leave-one-item-out of Beta(a, b) posteriors per arm (the prior held fixed)."""
+        obs = self.observations
+        if obs is None:
+            return None
+        a_i, b_i = a[obs.cell], b[obs.cell]
+        hit = np.where(obs.outcome == 1, a_i, b_i)
+        return np.log(hit - 1.0) - np.log(a_i + b_i - 1.0), np.log(hit) - np.log(a_i + b_i)
+
+
+class CPredictorSpec(ArmSpec):
+    """CPredictor (:func:`cpredictor_model`): exact Beta(1 + correct, 1 + wrong) over all labels, or NUTS.
+
+    Reported: ``accuracy`` (arm) and ``global_accuracy``; the posterior also holds the model's
+    free variable ``global_accuracy_asinh_logit``, for either inference.
+
+    Examples
+    --------
+    >>> from pbassess.inference import fit
+    >>> from pbassess.surface import ArmCounts
+    >>> arms = ArmCounts.from_arrays([3, 7], [1, 6])
+    >>> post = fit(CPredictorSpec(arms), draws=2000, seed=0).idata["posterior"]
+    >>> bool(abs(float(post["accuracy"].mean()) - 8 / 12) < 0.01), dict(post["accuracy"].sizes)["arm"]
+    (True, 2)
+    """
+
+    name = "cpredictor surface"
+    estimator = "cpredictor"
+    # the asinh-logit coordinate of one Beta: target_accept 0.9 as for BetaBernoulliSpec
+    nuts_defaults = {"target_accept": 0.9}
+
+    def __init__(self, arms: Any, *, observations: Observations | None = None, seed: Any = None) -> None:
+        super().__init__(arms, observations=observations, seed=seed)
+        self.reported = {"accuracy": ("arm",), "global_accuracy": ()}
+
+    def posterior_beta(self) -> tuple[float, float]:
+        """The exact posterior Beta(1 + correct, 1 + wrong) of the global accuracy."""
+        c, n = float(self.correct.sum()), float(self.n.sum())
+        return 1.0 + c, 1.0 + n - c
+
+    def _build_model(self):
+        return cpredictor_model(self.arms)
+
+    def conjugate_draws(self, n_draws, rng):
+        a, b = self.posterior_beta()
+        return {"global_accuracy": rng.beta(a, b, size=n_draws)}
+
+    def prior_draws(self, n_draws, rng):
+        return {"global_accuracy": rng.beta(1.0, 1.0, size=n_draws)}
+
+    def complete(self, draws):
+        p = np.asarray(draws["global_accuracy"], dtype=float)
+        return {"accuracy": (("arm",), np.repeat(p[..., None], self.arms.n_arms, axis=-1)),
+                "global_accuracy": ((), p),
+                "global_accuracy_asinh_logit": ((), np.arcsinh(_clipped_logit(p)))}
+
+    def log_prior(self, draws):
+        z = np.asarray(draws["global_accuracy_asinh_logit"], dtype=float)
+        return {"global_accuracy_asinh_logit": ((), asinh_logit_beta_log_density(z, 1.0, 1.0))}
+
+    def exact_loo_pointwise(self):
+        a, b = self.posterior_beta()
+        return self._exact_loo(np.full(self.arms.n_arms, a), np.full(self.arms.n_arms, b))
+
+
+class BetaISpec(ArmSpec):
+    """Beta-I (:func:`beta_i_model`): exact Beta(correct + lam p0, wrong + lam (1 - p0)) per arm, or NUTS.
+
+    p0 is the global accuracy of the labels (the prior is centred on the data, as in the AAA
+    code); the exact leave-one-item-out predictive holds that prior fixed. NUTS on the same
+    model is a cross-check only: an arm without labels keeps the prior Beta(0.1 p0, 0.1 (1 - p0)),
+    whose mass sits at 0 and 1, and NUTS mixes slowly between them (on 4 arms, one unlabeled:
+    R-hat 1.06, bulk ESS 59 in 4 x 500 draws, means equal to the exact ones within 0.011).
+
+    Examples
+    --------
+    >>> from pbassess.inference import fit
+    >>> from pbassess.surface import ArmCounts
+    >>> spec = BetaISpec(ArmCounts.from_arrays([4, 0], [3, 0]))
+    >>> a, b = spec.posterior_beta()
+    >>> a.round(3).tolist(), b.round(3).tolist()
+    ([3.075, 0.075], [1.025, 0.025])
+    """
+
+    name = "beta-i surface"
+    estimator = "beta-i"
+    nuts_defaults = {"target_accept": 0.95}
+
+    def __init__(self, arms: Any, *, lam: float = BETA_I_LAMBDA, observations: Observations | None = None,
+                 seed: Any = None) -> None:
+        super().__init__(arms, observations=observations, seed=seed)
+        self.lam = float(lam)
+        a, b = beta_i_prior(arms, self.lam)
+        self.alpha, self.beta = np.full(arms.n_arms, a), np.full(arms.n_arms, b)
+        self.reported = {"accuracy": ("arm",)}
+
+    def posterior_beta(self) -> tuple[np.ndarray, np.ndarray]:
+        """The exact posterior Beta parameters of every arm."""
+        return self.correct + self.alpha, self.n - self.correct + self.beta
+
+    def _build_model(self):
+        return beta_i_model(self.arms, self.lam)
+
+    def conjugate_draws(self, n_draws, rng):
+        a, b = self.posterior_beta()
+        return {"accuracy": rng.beta(a, b, size=(n_draws, a.size))}
+
+    def prior_draws(self, n_draws, rng):
+        return {"accuracy": rng.beta(self.alpha, self.beta, size=(n_draws, self.alpha.size))}
+
+    def complete(self, draws):
+        theta = np.asarray(draws["accuracy"], dtype=float)
+        return {"accuracy": (("arm",), theta), "accuracy_asinh_logit": (("arm",), np.arcsinh(_clipped_logit(theta)))}
+
+    def log_prior(self, draws):
+        z = np.asarray(draws["accuracy_asinh_logit"], dtype=float)
+        return {"accuracy_asinh_logit": (("arm",), asinh_logit_beta_log_density(z, self.alpha, self.beta))}
+
+    def exact_loo_pointwise(self):
+        return self._exact_loo(*self.posterior_beta())
+
+
+def model_options_for(estimator: str, model_options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The model builder's options: the user's, with BetaGP-SL's default scale term filled in.
+
+    Examples
+    --------
+    >>> model_options_for("betagp-sl", None), model_options_for("additive", {"interaction_scale": 0.2})
+    ({'scale_term': 'gamma'}, {'interaction_scale': 0.2})
+    """
+    options = dict(model_options or {})
+    if estimator in ("betagp-sl", "betagp-slp"):
+        options.setdefault("scale_term", DEFAULT_SCALE_TERM)
+    return options
+
+
+class SurfaceModelSpec(ArmSpec):
+    """A smoothing surface (BernGP, BetaGP, BetaGP-SL, BetaGP-SLP, additive) for NUTS (no conjugate posterior).
+
+    The posterior holds the model's free variables and deterministics (``mu`` and ``scale`` of
+    the Beta-binomial models, ``p`` of BernGP) and ``accuracy`` (arm): BernGP's ``p``, or for the
+    Beta-binomial models one draw of Beta(mu s + correct, (1 - mu) s + n - correct) per posterior
+    draw, with the counts the likelihood saw (pooled for -SLP; :attr:`n_used`, :attr:`c_used`).
+    Prior draws come from the PyMC model (``accuracy`` then ~ Beta(mu s, (1 - mu) s)); the log
+    prior is PyMC's. Reported: ``accuracy``, ``mu`` (or ``p``) and the hyperparameters of at
+    most 64 values (the variables the NUTS diagnostics check).
+
+    Parameters
+    ----------
+    arms : ArmCounts
+    estimator : {"berngp", "betagp", "betagp-sl", "betagp-slp", "additive"}
+    model_options : dict, optional
+        Passed to the builder (e.g. ``scale_term``, ``gp``, ``interaction_scale``).
+    covariate : {"confidence"}, optional
+    model_seed : int, optional
+        Seed of the builder's random choices (the GP models' inducing inputs).
+    counts_as_data : bool
+        Every arm's counts in data containers (:func:`count_terms`), so that a compiled model
+        takes new counts (:class:`pbassess.surface.refit.SurfaceRefitter`).
+    observations, seed
+        As for :class:`ArmSpec`.
+
+    Examples
+    --------
+    >>> from pbassess.surface import ArmCounts
+    >>> arms = ArmCounts.from_arrays([3, 0, 8, 1], [2, 0, 7, 1], values=[[0, 0], [0, 1], [1, 0], [1, 1]],
+    ...                              attributes=("sex", "dis"))
+    >>> spec = SurfaceModelSpec(arms, "additive")
+    >>> spec.has_conjugate, list(spec.reported)[:2], spec.n_used.tolist()
+    (False, ['accuracy', 'mu'], [3.0, 0.0, 8.0, 1.0])
+    """
+
+    name = "accuracy surface"
+
+    def __init__(self, arms: Any, estimator: str = "additive", *, model_options: Mapping[str, Any] | None = None,
+                 covariate: str | None = None, model_seed: int | None = None, counts_as_data: bool = False,
+                 observations: Observations | None = None, seed: Any = None) -> None:
+        if estimator not in GP_ESTIMATORS:
+            raise ConfigError(f"{estimator!r} is not a smoothing surface ({', '.join(GP_ESTIMATORS)})")
+        super().__init__(arms, observations=observations, seed=seed)
+        self.estimator = estimator
+        self.options = model_options_for(estimator, model_options)
+        self.covariate = covariate
+        self.model_seed = model_seed
+        self.counts_as_data = counts_as_data
+        self.bernoulli = estimator == "berngp"
+        if estimator == "berngp":
+            self._model = berngp_model(arms, covariate=covariate, seed=model_seed, counts_as_data=counts_as_data,
+                                       **self.options)
+            self.n_used, self.c_used = self.n, self.correct
+        elif estimator == "additive":
+            self._model, n_used, c_used = additive_model(arms, covariate=covariate, counts_as_data=counts_as_data,
+                                                         **self.options)
+            self.n_used, self.c_used = np.asarray(n_used, float), np.asarray(c_used, float)
+        else:
+            self._model, n_used, c_used = betagp_model(arms, variant=estimator, covariate=covariate, seed=model_seed,
+                                                       counts_as_data=counts_as_data, **self.options)
+            self.n_used, self.c_used = np.asarray(n_used, float), np.asarray(c_used, float)
+        model = self._model
+        self.free = [v.name for v in model.free_RVs]
+        self.deterministics = [v.name for v in model.deterministics]
+        point = model.initial_point()
+        self.reported = {"accuracy": ("arm",), ("p" if self.bernoulli else "mu"): ("arm",)}
+        for v in model.free_RVs:  # the hyperparameters: few values each (not the per-arm or inducing latents)
+            value_name = model.rvs_to_values[v].name
+            shape = np.shape(point[value_name])
+            if int(np.prod(shape)) <= 64 and not v.name.endswith(("_z", "_v")):
+                self.reported[v.name] = self._model_dims(v.name, shape)
+        for name in ("confidence_offset",):
+            if name in model.named_vars:
+                self.reported[name] = ()
+
+    @property
+    def has_conjugate(self) -> bool:
+        return False
+
+    def with_counts(self, arms: Any, n_used: Any, c_used: Any, observations: Observations | None = None,
+                    seed: Any = None) -> SurfaceModelSpec:
+        """The same model (not rebuilt) over other counts of the same arms (a refit of a ``counts_as_data`` model)."""
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        ArmSpec.__init__(new, arms, observations=observations, seed=seed)
+        new._model = self._model
+        new.n_used, new.c_used = np.asarray(n_used, float), np.asarray(c_used, float)
+        return new
+
+    def _build_model(self):  # pragma: no cover - built in __init__
+        return self._model
+
+    def _accuracy(self, values: Mapping[str, np.ndarray], prior: bool) -> np.ndarray:
+        if self.bernoulli:
+            return np.asarray(values["p"], dtype=float)
+        mu, s = np.asarray(values["mu"], float), np.asarray(values["scale"], float)
+        a, b = mu * s, (1.0 - mu) * s
+        if not prior:
+            a, b = a + self.c_used, b + self.n_used - self.c_used
+        return self._rng.beta(a, b)
+
+    def prior_draws(self, n_draws, rng):
+        import warnings
+
+        import pymc as pm
+
+        names = self.free + self.deterministics
+        with warnings.catch_warnings(), quiet_pymc_log():
+            warnings.simplefilter("ignore")
+            prior = pm.sample_prior_predictive(draws=n_draws, model=self.model(), var_names=names,
+                                               random_seed=int(rng.integers(2**31 - 1)))
+        group = prior["prior"]
+        out = {name: group[name].to_numpy().reshape(n_draws, *group[name].shape[2:]) for name in names}
+        out["accuracy"] = self._accuracy(out, prior=True)
+        return out
+
+    def complete(self, draws):
+        out: dict[str, tuple[tuple[str, ...], np.ndarray]] = {}
+        for name in self.free + self.deterministics:
+            if name in draws:
+                value = np.asarray(draws[name])
+                out[name] = (self._model_dims(name, value.shape[2:]), value)
+        given = draws.get("accuracy")
+        value = np.asarray(given, float) if given is not None else self._accuracy(draws, prior=False)
+        out["accuracy"] = (("arm",), value)
+        return out
+
+    def log_prior(self, draws):
+        return None  # PyMC's own (pm.compute_log_prior on the model)
+
+
+def surface_spec(arms: Any, estimator: str, *, model_options: Mapping[str, Any] | None = None,
+                 covariate: str | None = None, observations: Observations | None = None, seed: Any = None,
+                 model_seed: int | None = None) -> ArmSpec:
+    """The spec of one surface estimator over ``arms``.
+
+    Examples
+    --------
+    >>> from pbassess.surface import ArmCounts
+    >>> arms = ArmCounts.from_arrays([3, 1], [2, 1])
+    >>> [type(surface_spec(arms, e)).__name__ for e in ("cpredictor", "beta-i", "berngp")]
+    ['CPredictorSpec', 'BetaISpec', 'SurfaceModelSpec']
+    """
+    options = dict(model_options or {})
+    if estimator == "cpredictor":
+        if options:
+            raise ConfigError(f"cpredictor takes no model options (got {', '.join(options)})")
+        return CPredictorSpec(arms, observations=observations, seed=seed)
+    if estimator == "beta-i":
+        unknown = set(options) - {"lam"}
+        if unknown:
+            raise ConfigError(f"beta-i takes only the model option 'lam' (got {', '.join(sorted(unknown))})")
+        return BetaISpec(arms, observations=observations, seed=seed, **options)
+    return SurfaceModelSpec(arms, estimator, model_options=options, covariate=covariate, model_seed=model_seed,
+                            observations=observations, seed=seed)

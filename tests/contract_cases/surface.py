@@ -1,0 +1,48 @@
+"""Accuracy surfaces (:func:`pbassess.fit_surface`) on the fit layer: the ACS employment set of the shared mirror.
+
+Arms are combinations of SEX x DIS x NATIVITY (8 arms) over 1,500 labels kept at random from the
+277,677 ACS items (all labeled: the others are hidden), so the per-item log-likelihood stays
+small. CPredictor has both inferences (exact Beta, and NUTS on the same model); the additive
+surface is NUTS only. The data fixture named here (``digits``) is not used: the pool is read
+from the mirror inside each case (the contract's fits are memoised, so once per inference).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ATTRIBUTES = ["SEX", "DIS", "NATIVITY"]
+LABELS = 1500
+NUTS = {"draws": 300, "tune": 500}
+
+
+def _acs():
+    folder = Path(os.environ.get("PBASSESS_DATA_DIR", "/nonexistent")) / "acs_employment_ma"
+    if not (folder / "employment_MA_analysis.pq").exists():
+        pytest.skip("ACS data absent (PBASSESS_DATA_DIR)")
+    from pbassess import load_data
+    from pbassess.surface import hide_labels
+
+    return hide_labels(load_data("acs-employment"), LABELS, seed=0)
+
+
+def _surface(estimator: str):
+    def run(_data, inference, seed):
+        from pbassess.surface import fit_surface
+
+        return fit_surface(_acs(), ATTRIBUTES, estimator=estimator, inference=inference, seed=seed,
+                           sample_kwargs=NUTS)
+
+    return run
+
+
+#: name -> (function of (data, inference, seed), data fixture name)
+CASES = {
+    "surface-cpredictor": (_surface("cpredictor"), "digits"),
+    "surface-additive": (_surface("additive"), "digits"),
+}
+NUTS_ONLY = {"surface-additive"}
+MAIN = {"surface-cpredictor": "accuracy"}
