@@ -51,7 +51,7 @@ def register(subparsers: Any) -> None:
                    help="keep the labels of N random items and hide the rest")
     p.add_argument("--bins", type=int, default=DEFAULT_BINS, metavar="B",
                    help="confidence bins per group of the Bayesian prior")
-    opt.add_inference(p, draws_default=f"{DEFAULT_DRAWS} conjugate draws; NUTS: the fit's")
+    opt.add_inference(p, draws_default=f"{DEFAULT_DRAWS}")
     opt.add_seed(p, "the label draw and the Monte Carlo draws")
     opt.add_interval(p, "the confidence and credible intervals")
     opt.add_output(p)

@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 import numpy as np
 import xarray as xr
 
-from pbassess.constants import CI_PROB, DEFAULT_BINS, DEFAULT_DRAWS
+from pbassess.constants import CI_PROB, DEFAULT_BINS
 from pbassess.counting import cell_counts as core_counts
 from pbassess.data.predictions import Predictions
 from pbassess.errors import ConfigError
@@ -56,7 +56,7 @@ def _parse_methods(methods: str | Iterable[str], bounded: bool, accuracy_like: b
 
 def estimate(preds: Any, *, by: str | None = None, metric: Any = "accuracy",
              methods: str | Iterable[str] = ("classical", "ppi", "bayes"), ci_prob: float = CI_PROB,
-             bins: int = DEFAULT_BINS, inference: str = "conjugate", draws: int = DEFAULT_DRAWS,
+             bins: int = DEFAULT_BINS, inference: str = "conjugate", draws: int | None = None,
              sample_kwargs: dict[str, Any] | None = None, seed: Any = None,
              region_offsets: bool = True) -> EstimationResult:
     """Estimate a mean-of-items metric per region with classical, PPI++ and Bayesian intervals.
@@ -80,8 +80,9 @@ def estimate(preds: Any, *, by: str | None = None, metric: Any = "accuracy",
         approximation, see :mod:`pbassess.estimation.bayes`) or NUTS through
         :func:`pbassess.inference.fit` (``"mcmc"`` is the old spelling), whose fit is
         ``result.bayes``.
-    draws : int
-        Monte Carlo draws of the Bayesian fast path.
+    draws : int, optional
+        Posterior draws per chain of the Bayesian method (default 1000; the fast path, which has
+        no chains, makes 4 x ``draws``).
     sample_kwargs : dict, optional
         ``pm.sample`` options (``inference="nuts"``).
     seed : int or Generator, optional

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from pbassess.constants import CI_PROB, DEFAULT_BINS, DEFAULT_DRAWS
+from pbassess.constants import CI_PROB, DEFAULT_BINS
 from pbassess.counting import assign_bins, cell_codes
 from pbassess.counting import cell_counts as core_counts
 from pbassess.errors import ConfigError
@@ -201,7 +201,7 @@ def confidence_prior_spec(cells: CellCounts, *, region_offsets: bool = False, re
 
 
 def bayes_estimate(cells: CellCounts, *, inference: str = "conjugate", ci_prob: float = CI_PROB,
-                   draws: int = DEFAULT_DRAWS, seed: Any = None,
+                   draws: int | None = None, seed: Any = None,
                    sample_kwargs: dict[str, Any] | None = None, region_offsets: bool = True,
                    regions: Any = None, item_ids: Any = None) -> dict[str, Any]:
     """Posterior mean and HDI of every region's pool accuracy.
@@ -215,8 +215,9 @@ def bayes_estimate(cells: CellCounts, *, inference: str = "conjugate", ci_prob: 
         (``"mcmc"`` is the old spelling of ``"nuts"``).
     ci_prob : float
         Mass of the HDI.
-    draws : int
-        Monte Carlo draws of the fast path.
+    draws : int, optional
+        Posterior draws per chain, as in every fit (default 1000): NUTS keeps that many in each
+        of its chains; the fast path, which has no chains, makes 4 x ``draws`` draws.
     seed : int or Generator, optional
     sample_kwargs : dict, optional
         ``pm.sample`` options (``nuts``).
@@ -250,27 +251,31 @@ def bayes_estimate(cells: CellCounts, *, inference: str = "conjugate", ci_prob: 
     >>> bool(lo < correct.mean() < hi), bool(hi - lo < wald)
     (True, True)
     """
+    from pbassess.inference import CHAINS, draws_per_chain
+
     rng = as_generator(seed)
     if inference not in ("conjugate", "mcmc", "nuts"):
         raise ConfigError(f"unknown inference {inference!r} (choose 'conjugate' or 'nuts')")
+    per_chain = draws_per_chain(draws, sample_kwargs if inference != "conjugate" else None)
+    total = CHAINS * per_chain
     if cells.n.sum() == 0:
         raise ConfigError("the Bayesian estimate needs at least one labeled item")
     idata = fitted = None
     regional = bool(region_offsets) and np.unique(cells.region[cells.n > 0]).size >= 2
     if inference == "conjugate" and regional:
         hyper = fit_regional_prior(cells.n, cells.correct, cells.mean_conf, cells.region, cells.n_regions,
-                                   int(draws), seed=rng)
+                                   total, seed=rng)
         a0, b0 = hyper.beta_params(cells.mean_conf, cells.region)
         alpha, beta = a0 + cells.correct, b0 + cells.n - cells.correct
         prior = hyper.summary()
     elif inference == "conjugate":
         fit = fit_confidence_prior(cells.n, cells.correct, cells.mean_conf)
-        hyper = laplace_draws(fit, cells.n, cells.correct, cells.mean_conf, int(draws), seed=rng)
+        hyper = laplace_draws(fit, cells.n, cells.correct, cells.mean_conf, total, seed=rng)
         a0, b0 = hyper.beta_params(cells.mean_conf)
         alpha, beta = a0 + cells.correct, b0 + cells.n - cells.correct
         prior = {k: float(v) for k, v in fit.to_dict().items()}
     else:
-        fitted = _nuts_fit(cells, regional, regions, item_ids, rng, sample_kwargs)
+        fitted = _nuts_fit(cells, regional, regions, item_ids, rng, sample_kwargs, per_chain)
         idata = fitted.idata
         post = idata["posterior"]
         acc = post["accuracy"].transpose("chain", "draw", "region").to_numpy().reshape(-1, cells.n_regions)
@@ -286,19 +291,17 @@ def bayes_estimate(cells: CellCounts, *, inference: str = "conjugate", ci_prob: 
 
 
 def _nuts_fit(cells: CellCounts, regional: bool, regions: Any, item_ids: Any, rng: np.random.Generator,
-              sample_kwargs: dict[str, Any] | None):
+              sample_kwargs: dict[str, Any] | None, per_chain: int):
     """NUTS on the cells' :class:`~pbassess.pymc_models.estimation.ConfidencePriorSpec` through the fit layer."""
-    from pbassess.inference import DEFAULT_SAMPLE_KWARGS, fit
+    from pbassess.inference import fit
 
     spec = confidence_prior_spec(cells, region_offsets=regional, regions=regions, item_ids=item_ids,
                                  seed=int(rng.integers(2**31 - 1)))
-    # NUTS' own draws per chain (the sampler's setting) also size the prior draws
-    per_chain = int((sample_kwargs or {}).get("draws", DEFAULT_SAMPLE_KWARGS["draws"]))
     return fit(spec, inference="nuts", draws=per_chain, seed=rng, sample_kwargs=sample_kwargs)
 
 
 def bayes_estimate_batch(cells: CellCounts, n: Any, correct: Any, *, ci_prob: float = CI_PROB,
-                         draws: int = DEFAULT_DRAWS, seed: Any = None) -> dict[str, np.ndarray]:
+                         draws: int | None = None, seed: Any = None) -> dict[str, np.ndarray]:
     """The conjugate :func:`bayes_estimate` of many label draws of one pool at once.
 
     Row b gives the same numbers as ``bayes_estimate(cells_b, draws=draws, seed=seed[b],
@@ -347,6 +350,9 @@ def bayes_estimate_batch(cells: CellCounts, n: Any, correct: Any, *, ci_prob: fl
         rngs = [as_generator(s) for s in seed]
     else:
         rngs = [as_generator(seed)] * rows
+    from pbassess.inference import CHAINS, draws_per_chain
+
+    total = CHAINS * draws_per_chain(draws)
     fit = fit_confidence_prior(n_arr, k_arr, cells.mean_conf)
     mode = np.stack([fit.offset, fit.slope, np.log(fit.strength)], axis=-1)
     x = np.broadcast_to(_logit_conf(cells.mean_conf), n_arr.shape)
@@ -354,7 +360,7 @@ def bayes_estimate_batch(cells: CellCounts, n: Any, correct: Any, *, ci_prob: fl
     mean = np.empty((rows, cells.n_regions))
     ci = np.empty((rows, cells.n_regions, 2))
     for b in range(rows):
-        z = _normal_draws(mode[b], factor[b], int(draws), rngs[b])
+        z = _normal_draws(mode[b], factor[b], total, rngs[b])
         a0, b0 = ConfidencePrior(z[:, 0], z[:, 1], np.exp(z[:, 2])).beta_params(cells.mean_conf)
         row = CellCounts(region=cells.region, n_pool=cells.n_pool, n=n_arr[b], correct=k_arr[b],
                          mean_conf=cells.mean_conf, n_regions=cells.n_regions)
