@@ -113,14 +113,14 @@ def _arms(pred: Predictions, target: str):
     return start.astype(np.int64), success.astype(bool), score_conf, truth
 
 
-def simulate_adaptive(pred: Predictions, target: str = "least-accurate", *, prior: str = "adaptive",
+def simulate_adaptive(preds: Predictions, target: str = "least-accurate", *, prior: str = "adaptive",
                       top_m: int = 1, runs: int = 100, log_every: int = 100, budget: int | None = None,
-                      refit_every: int = 50, seed: Any = 0) -> EngineOutput:
+                      refit_every: int = 50, seed: Any = None) -> EngineOutput:
     """Thompson sampling with the adaptive informed prior (or the uniform reference) on a labeled pool.
 
     Parameters
     ----------
-    pred : Predictions
+    preds : Predictions
         Fully labeled pool (top-1 form is enough).
     target : {"least-accurate", "most-accurate"}
     prior : {"adaptive", "uniform"}
@@ -149,6 +149,7 @@ def simulate_adaptive(pred: Predictions, target: str = "least-accurate", *, prio
     """
     from pbassess.stats.sampling import as_generator
 
+    pred = preds
     if prior not in ("adaptive", "uniform"):
         raise ConfigError(f"prior must be 'adaptive' or 'uniform', got {prior!r}")
     start, success, score_conf, truth = _arms(pred, target)

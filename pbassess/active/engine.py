@@ -229,7 +229,7 @@ def seed_states(seed: int | None, runs: int) -> np.ndarray:
     return words
 
 
-def run_engine(inputs: EngineInputs, strategy: str, *, runs: int = 100, seed: int | None = 0,
+def run_engine(inputs: EngineInputs, strategy: str, *, runs: int = 100, seed: int | None = None,
                budget: int | None = None, log_every: int = 100, batch_size: int = 1,
                ttts_beta: float = 0.5, epsilon: float = 0.1, ucb_level: float = 0.05,
                tail_cap: float = 0.05, run_offset: int = 0, eb_every: int = 100) -> EngineOutput:
@@ -240,8 +240,10 @@ def run_engine(inputs: EngineInputs, strategy: str, *, runs: int = 100, seed: in
     inputs : EngineInputs
     strategy : str
         A key of :data:`STRATEGY_CODES`.
-    runs, seed : int
-        Replicates, and the seed every run's randomness derives from.
+    runs : int
+        Replicates.
+    seed : int or numpy.random.Generator, optional
+        Where every run's randomness derives from (default a fresh seed).
     budget : int, optional
         Labels per run (default: the whole pool).
     log_every : int

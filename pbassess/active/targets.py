@@ -93,7 +93,7 @@ def _resolved_cost(pred: Predictions, spec: Any) -> np.ndarray:
     return resolve_cost_matrix(spec, pred.classes)
 
 
-def true_metric(pred: Any, target: str, *, bins: int = DEFAULT_BINS, cost_matrix: Any = None) -> np.ndarray:
+def true_metric(preds: Any, target: str, *, bins: int = DEFAULT_BINS, cost_matrix: Any = None) -> np.ndarray:
     """The full-pool metric of every class (NaN for classes never predicted).
 
     Examples
@@ -103,7 +103,7 @@ def true_metric(pred: Any, target: str, *, bins: int = DEFAULT_BINS, cost_matrix
     >>> true_metric(p, "least-accurate").tolist()
     [0.5, 1.0]
     """
-    pred = _check_pool(pred)
+    pred = _check_pool(preds)
     target_info(target)
     k_all = pred.n_classes
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -132,13 +132,13 @@ def _top_m(truth: np.ndarray, m: int) -> np.ndarray:
     return mask
 
 
-def build_inputs(pred: Any, target: str, *, prior: str = "uniform", pseudocount: float = DEFAULT_PSEUDOCOUNT,
+def build_inputs(preds: Any, target: str, *, prior: str = "uniform", pseudocount: float = DEFAULT_PSEUDOCOUNT,
                  top_m: int = 1, bins: int = DEFAULT_BINS, cost_matrix: Any = None) -> EngineInputs:
     """Reduce a fully labeled pool to the engine's arrays for one target and prior.
 
     Parameters
     ----------
-    pred : Predictions or DataFrame
+    preds : Predictions or DataFrame
         A pool whose every item has its true label (top-1 form is enough).
     target : str
         One of :data:`TARGETS`.
@@ -167,7 +167,7 @@ def build_inputs(pred: Any, target: str, *, prior: str = "uniform", pseudocount:
     >>> x.arm_start.tolist(), x.truth.tolist(), x.true_top.tolist()
     ([0, 2, 3], [0.5, 1.0], [True, False])
     """
-    pred = _check_pool(pred)
+    pred = _check_pool(preds)
     target_info(target)
     check_prior(prior)
     pc = check_pseudocount(pseudocount)

@@ -51,7 +51,7 @@ def fairness_comparisons(
     metric: str = "accuracy",
     rope: float = 0.02,
     groups: Sequence[str] | None = None,
-    seed: Any = 0,
+    seed: Any = None,
     **options: Any,
 ) -> dict[str, ComparisonResult]:
     """Group comparison of every classifier of a fairness data set (one result per classifier).

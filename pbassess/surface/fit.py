@@ -225,7 +225,7 @@ def _free_initvals(kwargs: dict[str, Any], model: Any) -> dict[str, Any]:
     return kwargs
 
 
-def fit_surface(data: Any, attributes: Sequence[str] | None = None, *, estimator: str = "additive",
+def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimator: str = "additive",
                 inference: str | None = None, covariate: str | None = None, continuous: Sequence[str] = (),
                 seed: Any = None, sample_kwargs: Mapping[str, Any] | None = None, ci_prob: float = CI_PROB,
                 model_options: Mapping[str, Any] | None = None, arm_probs: Any = None,
@@ -234,7 +234,7 @@ def fit_surface(data: Any, attributes: Sequence[str] | None = None, *, estimator
 
     Parameters
     ----------
-    data : Predictions or ArmCounts
+    preds : Predictions or ArmCounts
         A pool with attribute columns (then ``attributes`` names the arm columns) or counts.
         A pool gives one log-likelihood value per labeled item; whole-number counts imply their
         items (``"<arm>#<rank>"``); fractional counts (``arm_probs``) give one value per arm.
@@ -272,15 +272,15 @@ def fit_surface(data: Any, attributes: Sequence[str] | None = None, *, estimator
     if estimator not in ESTIMATORS:
         raise ConfigError(f"unknown estimator {estimator!r} (choose from {', '.join(ESTIMATORS)})")
     observations = None
-    if isinstance(data, ArmCounts):
-        arms = data
+    if isinstance(preds, ArmCounts):
+        arms = preds
         observations = observations_from_arm_counts(arms.n, arms.correct)
     else:
         from pbassess.data import as_predictions
 
         if not attributes:
             raise ConfigError("name the attribute columns of the arms (attributes=[...])")
-        preds = as_predictions(data)
+        preds = as_predictions(preds)
         arms = count_arms(preds, attributes, continuous=continuous, arm_probs=arm_probs, arm_values=arm_values)
         observations = _observations(preds, arms)
     if arms.n.sum() <= 0 and estimator != "cpredictor":

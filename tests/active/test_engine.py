@@ -259,7 +259,7 @@ def test_targets_truth_and_kinds():
     cost = np.array([[0, 1, 1, 1], [1, 0, 2, 2], [1, 2, 0, 3], [1, 1, 1, 0]], dtype=float)
     multi = build_inputs(p, "highest-cost", cost_matrix=cost)
     assert multi.kind == E.KIND_DIRICHLET
-    assert -multi.truth == pytest.approx(true_metric(p, "highest-cost", cost=cost))
+    assert -multi.truth == pytest.approx(true_metric(p, "highest-cost", cost_matrix=cost))
     for x in (ece, zero_one, multi):
         out = E.run_engine(x, "ts", runs=3, seed=0, log_every=10)
         assert (out.picks == np.diff(x.arm_start)).all()

@@ -366,19 +366,20 @@ def test_start_refuses_to_overwrite_and_validates_settings(tmp_path, capsys, poo
         ({"target": "least-accurate", "strategy": "thompson"}, "unknown strategy"),
         ({"target": "estimation", "strategy": "ts"}, "no ranking to sample"),
         ({"target": "most-miscalibrated", "prior": "eb"}, "empirical-Bayes"),
-        ({"target": "highest-cost", "cost_matrix": "zero-one", "cost": "people"}, "once"),
         ({"target": "least-accurate", "batch_size": 0}, "batch_size"),
         ({"target": "least-accurate", "top_m": 4}, "top_m = 4 is too large"),
         ({"target": "least-accurate", "pseudocount": -1}, "pseudocount"),
         ({"target": "least-accurate", "prior": "jeffreys"}, "unknown prior"),
         ({"target": "least-accurate", "ttts_beta": 1.0}, "beta"),
-        ({"target": "highest-cost", "cost": np.ones((3, 3))}, "shape"),
-        ({"target": "least-accurate", "cost": np.ones((4, 4))}, "only applies"),
+        ({"target": "highest-cost", "cost_matrix": np.ones((3, 3))}, "shape"),
+        ({"target": "least-accurate", "cost_matrix": np.ones((4, 4))}, "only applies"),
     ]
     for kwargs, message in bad:
         with pytest.raises(ConfigError, match=message):
             LabelingSession.start(pool, tmp_path / "new.json", **kwargs)
         assert not (tmp_path / "new.json").exists()
+    with pytest.raises(TypeError, match="cost"):  # cost= was the old spelling of cost_matrix= (gone in 0.2.0)
+        LabelingSession.start(pool, tmp_path / "new.json", target="highest-cost", cost="people")
     assert main(["session", "start", "no-such-pool.csv", "--state", str(tmp_path / "n.json"),
                  "--target", "least-accurate"]) == 2
     assert "no-such-pool.csv" in capsys.readouterr().err
@@ -497,7 +498,7 @@ def test_cost_matrix_from_file(tmp_path, pool_and_truth):
     cost[0, 2] = 10.0  # predicting cat when it is an owl is expensive
     frame = pd.DataFrame(cost, index=list(CLASSES), columns=list(CLASSES))
     frame.to_csv(tmp_path / "cost.csv")
-    s = LabelingSession.start(pool, tmp_path / "s.json", target="highest-cost", cost=tmp_path / "cost.csv", seed=0,
+    s = LabelingSession.start(pool, tmp_path / "s.json", target="highest-cost", cost_matrix=tmp_path / "cost.csv", seed=0,
                               batch_size=30)
     s.add_labels(oracle(truth, s.next_batch()))
     status = s.status()
