@@ -25,11 +25,17 @@ from pbassess.inference.sampling import (
     sample_model,
 )
 from pbassess.inference.spec import Observations, Spec
-from pbassess.inference.trees import binomial_loglik, conjugate_datatree, posterior_dataset
+from pbassess.inference.trees import (
+    bernoulli_log_likelihood,
+    bernoulli_observed_data,
+    binomial_loglik,
+    conjugate_datatree,
+    posterior_dataset,
+)
 
 __all__ = [
     "CHAINS", "Fit", "Observations", "Spec", "draws_per_chain", "exact_loo", "fit", "total_draws",
-    "DEFAULT_SAMPLE_KWARGS", "INFERENCES", "MIN_ESS", "RHAT_THRESHOLD", "binomial_loglik", "check_count",
+    "DEFAULT_SAMPLE_KWARGS", "INFERENCES", "bernoulli_log_likelihood", "bernoulli_observed_data", "MIN_ESS", "RHAT_THRESHOLD", "binomial_loglik", "check_count",
     "check_memory", "conjugate_datatree", "diagnostics", "diagnostics_note", "format_bytes", "memory_limit",
     "merge_sample_kwargs", "mock_pymc_sample", "posterior_dataset", "progress_wanted", "quiet_progress",
     "resolve_inference", "sample_model",

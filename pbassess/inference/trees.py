@@ -14,7 +14,8 @@ import numpy as np
 import xarray as xr
 from scipy import special
 
-__all__ = ["binomial_loglik", "conjugate_datatree", "multinomial_loglik_constant", "posterior_dataset"]
+__all__ = ["bernoulli_log_likelihood", "bernoulli_observed_data", "binomial_loglik", "conjugate_datatree",
+           "multinomial_loglik_constant", "posterior_dataset"]
 
 
 def posterior_dataset(data: dict[str, tuple[tuple[str, ...], np.ndarray]], coords: dict[str, Any]) -> xr.Dataset:
@@ -50,6 +51,66 @@ def binomial_loglik(n: Any, k: Any, theta: Any) -> np.ndarray:
     theta = np.asarray(theta, dtype=float)
     const = special.gammaln(n + 1) - special.gammaln(k + 1) - special.gammaln(n - k + 1)
     return const + special.xlogy(k, theta) + special.xlog1py(n - k, -theta)
+
+
+def _labeled_names(n: np.ndarray, names: Any) -> tuple[np.ndarray, list[Any] | np.ndarray]:
+    labeled = np.flatnonzero(n > 0)
+    return labeled, (labeled if names is None else [names[i] for i in labeled])
+
+
+def bernoulli_log_likelihood(theta: Any, n: Any, k: Any, observations: Any, per_item: bool, *, dim: str = "cell",
+                             names: Any = None, clip: bool = True) -> tuple[tuple[str, ...], np.ndarray, dict]:
+    """The ``Spec.log_likelihood`` of labeled items that are Bernoulli draws of their cell's rate.
+
+    Per item (``per_item``; ``observations`` with ``cell`` and ``outcome``): ``y log t + (1 - y)
+    log(1 - t)`` with ``t`` the rate of the item's cell, dim ``item``. Else one Binomial value per
+    labeled cell (dim ``dim``, named by ``names`` or by the cell index). ``theta`` has the cells
+    last, flattened in the order of ``n.ravel()`` (``(..., cells)``); ``clip`` keeps rates of
+    exactly 0 or 1 finite.
+
+    Examples
+    --------
+    >>> from pbassess.inference.spec import Observations
+    >>> obs = Observations.of([0, 0, 1], [1, 0, 1])
+    >>> theta = np.array([[0.5, 0.8]])                       # one draw, two cells
+    >>> dims, v, _ = bernoulli_log_likelihood(theta, [2, 1], [1, 1], obs, True)
+    >>> dims, np.round(v, 4).tolist()
+    (('item',), [[-0.6931, -0.6931, -0.2231]])
+    >>> dims, v, coords = bernoulli_log_likelihood(theta, [2, 1], [1, 1], obs, False, names=["a", "b"])
+    >>> dims, coords
+    (('cell',), {'cell': ['a', 'b']})
+    """
+    theta = np.asarray(theta, dtype=float)
+    n = np.asarray(n).ravel()
+    k = np.asarray(k).ravel()
+    if clip:
+        theta = np.clip(theta, np.finfo(float).tiny, np.nextafter(1.0, 0.0))
+    if per_item:
+        t = theta[..., observations.cell]
+        y = observations.outcome.astype(float)
+        return ("item",), special.xlogy(y, t) + special.xlog1py(1.0 - y, -t), {}
+    labeled, cell_names = _labeled_names(n, names)
+    return (dim,), binomial_loglik(n[labeled], k[labeled], theta[..., labeled]), {dim: cell_names}
+
+
+def bernoulli_observed_data(name: str, n: Any, k: Any, observations: Any, *, dim: str = "cell",
+                            names: Any = None) -> xr.Dataset:
+    """The ``observed_data`` of Bernoulli items: each labeled item's outcome (dim ``item``), or, without
+    the items, the correct count of each labeled cell (dim ``dim``).
+
+    Examples
+    --------
+    >>> from pbassess.inference.spec import Observations
+    >>> bernoulli_observed_data("correct", [2, 0], [1, 0], Observations.of([0, 0], [1, 0]))["correct"].values.tolist()
+    [1, 0]
+    >>> dict(bernoulli_observed_data("correct", [2, 0], [1, 0], None, names=["a", "b"]).sizes)
+    {'cell': 1}
+    """
+    if observations is not None:
+        return xr.Dataset({name: ("item", observations.outcome)}, coords={"item": observations.item})
+    k = np.asarray(k).ravel()
+    labeled, cell_names = _labeled_names(np.asarray(n).ravel(), names)
+    return xr.Dataset({name: (dim, k[labeled])}, coords={dim: cell_names})
 
 
 def multinomial_loglik_constant(counts: Any) -> np.ndarray:

@@ -392,19 +392,10 @@ class BetaBernoulliSpec(Spec):
         return out
 
     def log_likelihood(self, draws, per_item):
-        from pbassess.inference.trees import binomial_loglik
+        from pbassess.inference.trees import bernoulli_log_likelihood
 
-        theta = np.asarray(draws[self.var_name], dtype=float)
-        if per_item:
-            from scipy import special
-
-            obs = self.observations
-            t = theta[..., obs.cell]
-            y = obs.outcome.astype(float)
-            return ("item",), special.xlogy(y, t) + special.xlog1py(1.0 - y, -t), {}
-        observed = np.flatnonzero(self.n > 0)
-        values = binomial_loglik(self.n[observed], self.correct[observed], theta[..., observed])
-        return (self.dim,), values, {self.dim: [self.names[i] for i in observed]}
+        return bernoulli_log_likelihood(draws[self.var_name], self.n, self.correct, self.observations, per_item,
+                                        dim=self.dim, names=self.names, clip=False)
 
     def log_prior(self, draws):
         if self.user_prior is not None:

@@ -260,30 +260,17 @@ class ConfidencePriorSpec(Spec):
         return out
 
     def log_likelihood(self, draws, per_item):
-        theta = np.clip(np.asarray(draws["cell_accuracy"], dtype=float), np.finfo(float).tiny,
-                        np.nextafter(1.0, 0.0))
-        if per_item:
-            from scipy import special
+        from pbassess.inference.trees import bernoulli_log_likelihood
 
-            obs = self.observations
-            t = theta[..., obs.cell]
-            y = obs.outcome.astype(float)
-            return ("item",), special.xlogy(y, t) + special.xlog1py(1.0 - y, -t), {}
-        from pbassess.inference.trees import binomial_loglik
-
-        labeled = np.flatnonzero(self.n > 0)
-        values = binomial_loglik(self.n[labeled], self.correct[labeled], theta[..., labeled])
-        return ("cell",), values, {"cell": labeled}
+        return bernoulli_log_likelihood(draws["cell_accuracy"], self.n, self.correct, self.observations, per_item)
 
     def log_prior(self, draws):
         return None  # PyMC's own (pm.compute_log_prior on the model)
 
     def observed_data(self) -> xr.Dataset:
-        if self.observations is not None:
-            obs = self.observations
-            return xr.Dataset({self.observed_name: ("item", obs.outcome)}, coords={"item": obs.item})
-        labeled = np.flatnonzero(self.n > 0)
-        return xr.Dataset({self.observed_name: ("cell", self.correct[labeled])}, coords={"cell": labeled})
+        from pbassess.inference.trees import bernoulli_observed_data
+
+        return bernoulli_observed_data(self.observed_name, self.n, self.correct, self.observations)
 
     def constant_data(self) -> xr.Dataset:
         data: dict[str, Any] = {

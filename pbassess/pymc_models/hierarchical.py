@@ -646,30 +646,18 @@ class HierarchicalAccuracySpec(Spec):
         return np.clip(theta, np.finfo(float).tiny, np.nextafter(1.0, 0.0))
 
     def log_likelihood(self, draws, per_item):
-        theta = self._theta(draws)
-        if per_item:
-            from scipy import special
+        from pbassess.inference.trees import bernoulli_log_likelihood
 
-            obs = self.observations
-            t = theta[..., obs.cell]
-            y = obs.outcome.astype(float)
-            return ("item",), special.xlogy(y, t) + special.xlog1py(1.0 - y, -t), {}
-        from pbassess.inference.trees import binomial_loglik
-
-        labeled = np.flatnonzero(self.n.ravel() > 0)
-        values = binomial_loglik(self.n.ravel()[labeled], self.k.ravel()[labeled], theta[..., labeled])
-        return ("cell",), values, {"cell": [self.cell_names[i] for i in labeled]}
+        return bernoulli_log_likelihood(self._theta(draws), self.n, self.k, self.observations, per_item,
+                                        names=self.cell_names, clip=False)
 
     def log_prior(self, draws):
         return None  # PyMC's own (pm.compute_log_prior on the model)
 
     def observed_data(self) -> xr.Dataset:
-        if self.observations is not None:
-            obs = self.observations
-            return xr.Dataset({self.observed_name: ("item", obs.outcome)}, coords={"item": obs.item})
-        labeled = np.flatnonzero(self.n.ravel() > 0)
-        return xr.Dataset({self.observed_name: ("cell", self.k.ravel()[labeled])},
-                          coords={"cell": [self.cell_names[i] for i in labeled]})
+        from pbassess.inference.trees import bernoulli_observed_data
+
+        return bernoulli_observed_data(self.observed_name, self.n, self.k, self.observations, names=self.cell_names)
 
     def constant_data(self) -> xr.Dataset:
         coords: dict[str, Any] = {"environment": self.environments}
@@ -754,27 +742,15 @@ class BernoulliCellsSpec(Spec):
             raise ConfigError(f"an item's cell index {int(obs.cell.max())} is out of range ({self.n.size} cells)")
 
     def log_likelihood(self, draws, per_item):
-        theta = self._theta(draws)
-        if per_item:
-            from scipy import special
+        from pbassess.inference.trees import bernoulli_log_likelihood
 
-            obs = self.observations
-            t = theta[..., obs.cell]
-            y = obs.outcome.astype(float)
-            return ("item",), special.xlogy(y, t) + special.xlog1py(1.0 - y, -t), {}
-        from pbassess.inference.trees import binomial_loglik
-
-        labeled = np.flatnonzero(self.n.ravel() > 0)
-        values = binomial_loglik(self.n.ravel()[labeled], self.k.ravel()[labeled], theta[..., labeled])
-        return ("cell",), values, {"cell": [self.cell_names[i] for i in labeled]}
+        return bernoulli_log_likelihood(self._theta(draws), self.n, self.k, self.observations, per_item,
+                                        names=self.cell_names, clip=False)
 
     def observed_data(self) -> xr.Dataset:
-        if self.observations is not None:
-            obs = self.observations
-            return xr.Dataset({self.observed_name: ("item", obs.outcome)}, coords={"item": obs.item})
-        labeled = np.flatnonzero(self.n.ravel() > 0)
-        return xr.Dataset({self.observed_name: ("cell", self.k.ravel()[labeled])},
-                          coords={"cell": [self.cell_names[i] for i in labeled]})
+        from pbassess.inference.trees import bernoulli_observed_data
+
+        return bernoulli_observed_data(self.observed_name, self.n, self.k, self.observations, names=self.cell_names)
 
     def _item_cells(self, data: dict[str, Any], coords: dict[str, Any]) -> None:
         """Add each labeled item's cell name (``item_cell``, dim ``item``) to constant data."""

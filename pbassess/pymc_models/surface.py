@@ -859,27 +859,16 @@ class ArmSpec(Spec):
         return np.clip(theta, np.finfo(float).tiny, np.nextafter(1.0, 0.0))
 
     def log_likelihood(self, draws, per_item):
-        from scipy import special
+        from pbassess.inference.trees import bernoulli_log_likelihood
 
-        theta = self._theta(draws)
-        if per_item:
-            obs = self.observations
-            t = theta[..., obs.cell]
-            y = obs.outcome.astype(float)
-            return ("item",), special.xlogy(y, t) + special.xlog1py(1.0 - y, -t), {}
-        from pbassess.inference.trees import binomial_loglik
-
-        labeled = np.flatnonzero(self.n > 0)
-        values = binomial_loglik(self.n[labeled], self.correct[labeled], theta[..., labeled])
-        return ("arm",), values, {"arm": self.coords["arm"][labeled]}
+        return bernoulli_log_likelihood(self._theta(draws), self.n, self.correct, self.observations, per_item,
+                                        dim="arm", names=self.coords["arm"], clip=False)
 
     def observed_data(self) -> xr.Dataset:
-        if self.observations is not None:
-            obs = self.observations
-            return xr.Dataset({self.observed_name: ("item", obs.outcome)}, coords={"item": obs.item})
-        labeled = np.flatnonzero(self.n > 0)
-        return xr.Dataset({self.observed_name: ("arm", self.correct[labeled])},
-                          coords={"arm": self.coords["arm"][labeled]})
+        from pbassess.inference.trees import bernoulli_observed_data
+
+        return bernoulli_observed_data(self.observed_name, self.n, self.correct, self.observations, dim="arm",
+                                       names=self.coords["arm"])
 
     def constant_data(self) -> xr.Dataset:
         data: dict[str, Any] = {"n": ("arm", self.n), "n_correct": ("arm", self.correct),
