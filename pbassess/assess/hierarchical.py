@@ -294,12 +294,8 @@ def assess_hierarchical_calibration(
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from pbassess import Predictions
-    >>> rng = np.random.default_rng(0)
-    >>> conf = rng.uniform(0.5, 1, 300)
-    >>> p = Predictions.from_top1(np.zeros(300, int), conf, (rng.random(300) > conf).astype(int),
-    ...                           classes=["0", "1"], groups={"site": np.repeat(["x", "y", "z"], 100)})
+    >>> from pbassess.data.examples import example_pool
+    >>> p = example_pool(300, sites=["x", "y", "z"], seed=0)
     >>> from unittest import mock
     >>> from pbassess.inference import mock_pymc_sample
     >>> with mock.patch("pymc.sample", mock_pymc_sample):  # plumbing only: no real NUTS in a doctest

@@ -328,12 +328,8 @@ def compare_pooling(preds: Any, by: str, *, per_class: bool = False, seed: Any =
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from pbassess import Predictions
-    >>> env = np.repeat(["a", "b", "c"], [40, 40, 8])
-    >>> right = np.r_[np.arange(40) < 36, np.arange(40) < 28, np.arange(8) < 4]  # 0.9, 0.7 and 0.5 right
-    >>> p = Predictions.from_top1(np.where(right, "x", "y"), np.full(88, 0.8), np.full(88, "x"),
-    ...                           classes=["x", "y"], groups={"site": env})
+    >>> from pbassess.data.examples import three_site_pool
+    >>> p = three_site_pool()  # sites a, b, c: 40, 40 and 8 items, 90%, 70% and 50% right
     >>> cmp = compare_pooling(p, "site", seed=0, prior_draws=100, sample_kwargs={"draws": 100, "tune": 100, "chains": 1,
     ...                       "sampler": "pymc"})  # tiny NUTS runs, for the example only
     >>> sorted(cmp.table.index)
@@ -358,12 +354,8 @@ def compare_priors(preds: Any, by: str, *, seed: Any = None, prior_draws: int = 
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from pbassess import Predictions
-    >>> env = np.repeat(["a", "b", "c"], [40, 40, 8])
-    >>> right = np.r_[np.arange(40) < 36, np.arange(40) < 28, np.arange(8) < 4]  # 0.9, 0.7 and 0.5 right
-    >>> p = Predictions.from_top1(np.where(right, "x", "y"), np.full(88, 0.8), np.full(88, "x"),
-    ...                           classes=["x", "y"], groups={"site": env})
+    >>> from pbassess.data.examples import three_site_pool
+    >>> p = three_site_pool()  # sites a, b, c: 40, 40 and 8 items, 90%, 70% and 50% right
     >>> cmp = compare_priors(p, "site", seed=0, prior_draws=100, sample_kwargs={"draws": 100, "tune": 100, "chains": 1,
     ...                      "sampler": "pymc"})  # tiny NUTS runs, for the example only
     >>> sorted(cmp.table.index), cmp.results["informed"].environments

@@ -30,14 +30,9 @@ class BayesEstimateResult(AssessmentResult):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from pbassess import Predictions
+    >>> from pbassess.data.examples import example_pool
     >>> from pbassess.estimation import estimate
-    >>> rng = np.random.default_rng(0)
-    >>> conf = rng.uniform(0.5, 1.0, 600)
-    >>> truth = np.where(rng.random(600) < conf, 0, 1)
-    >>> pool = Predictions.from_top1(np.zeros(600, int), conf, np.where(np.arange(600) < 80, truth, -1),
-    ...                              classes=["a", "b"])
+    >>> pool = example_pool(600, n_labeled=80, seed=0)
     >>> res = estimate(pool, methods="bayes", inference="nuts", seed=0, bins=4,
     ...                sample_kwargs={"draws": 200, "tune": 300}).bayes  # a short real NUTS run
     >>> type(res).__name__, res.posterior["accuracy"].dims, int(res.counts["n_labeled"].sum())

@@ -62,14 +62,9 @@ def plot_estimates(result: Any, *, ax: Any = None, **errorbar: Any):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from pbassess import Predictions
+    >>> from pbassess.data.examples import example_pool
     >>> from pbassess.estimation import estimate
-    >>> rng = np.random.default_rng(0)
-    >>> conf = rng.uniform(0.5, 1.0, 600)
-    >>> labels = np.where(np.arange(600) < 120, np.where(rng.random(600) < conf, 0, 1), -1)
-    >>> pool = Predictions.from_top1(np.zeros(600, int), conf, labels, classes=["a", "b"],
-    ...                              groups={"site": np.tile(["north", "south", "east"], 200)})
+    >>> pool = example_pool(600, n_labeled=120, sites=["north", "south", "east"], seed=0)
     >>> fig = plot_estimates(estimate(pool, by="site", methods="classical,ppi", seed=0))
     >>> ax = fig.axes[0]
     >>> [t.get_text() for t in ax.get_xticklabels()], [t.get_text() for t in ax.get_legend().get_texts()]

@@ -98,12 +98,8 @@ class HierarchicalResult(_HierarchicalBase):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from pbassess import Predictions
-    >>> env = np.repeat(["a", "b", "c"], [40, 40, 8])
-    >>> right = np.r_[np.arange(40) < 36, np.arange(40) < 28, np.arange(8) < 4]  # 0.9, 0.7 and 0.5 right
-    >>> p = Predictions.from_top1(np.where(right, "x", "y"), np.full(88, 0.8), np.full(88, "x"),
-    ...                           classes=["x", "y"], groups={"site": env})
+    >>> from pbassess.data.examples import three_site_pool
+    >>> p = three_site_pool()  # sites a, b, c: 40, 40 and 8 items, 90%, 70% and 50% right
     >>> from pbassess.assess import assess_hierarchical
     >>> res = assess_hierarchical(p, "site", seed=0, sample_kwargs={"draws": 100, "tune": 100, "chains": 1,
     ...                           "sampler": "pymc"})  # a tiny NUTS run, for the example only
@@ -251,13 +247,9 @@ class HierarchicalCalibrationResult(_HierarchicalBase):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from pbassess import Predictions
     >>> from pbassess.assess import assess_hierarchical_calibration
-    >>> rng = np.random.default_rng(0)
-    >>> conf = rng.uniform(0.5, 1, 300)
-    >>> p = Predictions.from_top1(np.zeros(300, int), conf, (rng.random(300) > conf).astype(int),
-    ...                           classes=["0", "1"], groups={"site": np.repeat(["x", "y", "z"], 100)})
+    >>> from pbassess.data.examples import example_pool
+    >>> p = example_pool(300, sites=["x", "y", "z"], seed=0)
     >>> res = assess_hierarchical_calibration(p, "site", bins=5, seed=0, sample_kwargs={"draws": 100, "tune": 100,
     ...                                       "chains": 1, "sampler": "pymc"})  # a tiny NUTS run, for the example only
     >>> res.environments, res.posterior["bin_accuracy"].dims[2:], res.posterior["ece"].dims[2:]
