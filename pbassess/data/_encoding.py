@@ -27,8 +27,8 @@ import numpy as np
 from pbassess.constants import UNLABELED
 from pbassess.errors import DataError
 
-__all__ = ["MISSING_TEXT", "as_attribute", "as_class_names", "as_item_ids", "encode_classes", "factorize",
-           "infer_classes", "sort_class_names"]
+__all__ = ["MISSING_TEXT", "NULL_NUMBER_TEXT", "as_attribute", "as_class_names", "as_item_ids", "encode_classes",
+           "factorize", "infer_classes", "sort_class_names", "typed_text_attribute"]
 
 #: Texts that mark a missing label when no class carries that name.
 MISSING_TEXT = frozenset({"", "nan", "NaN", "NAN", "na", "NA", "N/A", "n/a", "None", "none", "null", "NULL", "-", "?"})
@@ -373,3 +373,66 @@ def as_attribute(values: Any, n: int, column: str) -> np.ndarray:
     if kind != "string":
         out = np.asarray([str(v) for v in out], dtype=object)
     return out
+
+
+#: Texts a CSV reader takes for a missing number (pyarrow's defaults).
+NULL_NUMBER_TEXT = ("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
+                    "N/A", "NA", "NULL", "NaN", "n/a", "nan", "null")
+_TRUE_TEXT, _FALSE_TEXT = ("true", "True", "TRUE"), ("false", "False", "FALSE")
+_PADDED_NUMBER = re.compile(r"^[+-]?0[0-9]")
+_SIGNED_INT_TEXT = re.compile(r"^[+-]?(0|[1-9][0-9]*)$")
+
+
+def typed_text_attribute(column: Any) -> Any:
+    """A text attribute column of a CSV file, typed only where typing keeps every value's identity.
+
+    The column becomes integers when every value is an integer written plainly (no leading zero
+    or plus sign), numbers when every value is a number and no two texts stand for the same
+    number (``"1"`` and ``"1.0"``, ``"1.5"`` and ``"1.50"``) and none has a leading zero,
+    booleans for ``true``/``false`` texts; otherwise it stays text, so ``"01"``, ``"1"`` and
+    ``"1.0"`` remain three groups. Empty cells and the usual missing-number texts (``NA``,
+    ``nan``, ...) are missing in a numeric column; in a text column they stay as written.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> typed_text_attribute(pa.chunked_array([["01", "1", "1.0"]])).to_pylist()
+    ['01', '1', '1.0']
+    >>> typed_text_attribute(pa.chunked_array([["3", "", "12"]])).to_pylist()
+    [3, None, 12]
+    >>> typed_text_attribute(pa.chunked_array([["0.5", "2", "NA"]])).to_pylist()
+    [0.5, 2.0, None]
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(column, pa.Array):
+        column = pa.chunked_array([column])
+    text = column.cast(pa.string()) if pa.types.is_dictionary(column.type) else column
+    if not (pa.types.is_string(text.type) or pa.types.is_large_string(text.type)):
+        return column
+    # every rule below runs on the distinct texts, vectorised
+    uniques = pc.unique(text)
+    uniques = uniques.filter(pc.is_valid(uniques))
+    markers = pa.array(list(NULL_NUMBER_TEXT), type=uniques.type)
+    present = uniques.filter(pc.invert(pc.is_in(uniques, value_set=markers)))
+    if len(present) == 0:
+        return column
+    if pc.all(pc.is_in(present, value_set=pa.array(_TRUE_TEXT + _FALSE_TEXT, type=uniques.type))).as_py():
+        if len(present) == len(uniques):
+            return pc.is_in(text, value_set=pa.array(_TRUE_TEXT, type=uniques.type))
+        return column
+    trimmed = pc.utf8_trim_whitespace(present)
+    if pc.any(pc.match_substring_regex(trimmed, _PADDED_NUMBER.pattern)).as_py():
+        return column
+    integers = pc.all(pc.match_substring_regex(trimmed, _SIGNED_INT_TEXT.pattern)).as_py()
+    try:
+        numbers = pc.cast(pc.replace_substring_regex(trimmed, r"^\+", ""), pa.int64() if integers else pa.float64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # text, or integers beyond int64
+        return column
+    if len(pc.unique(numbers)) != len(present):  # two texts of one number ("1" and "1.0"): keep the texts
+        return column
+    missing = pc.is_in(text, value_set=markers)
+    cleaned = pc.if_else(missing, pa.scalar(None, text.type), text)
+    cleaned = pc.replace_substring_regex(pc.utf8_trim_whitespace(cleaned), r"^\+", "")
+    return pc.cast(cleaned, pa.int64() if integers else pa.float64())

@@ -8,7 +8,10 @@
 * ``binary-scores-csv``: a CSV with a label column, group columns and one
   ``score_<classifier>`` column per classifier holding P(label = 1) (the fairness releases).
 * ``pbassess-csv``: pbassess's own CSV: ``item_id``, optional ``label``, either ``p_<class>``
-  columns or ``predicted`` + ``confidence`` (not both), and any attribute columns.
+  columns or ``predicted`` + ``confidence`` (not both), and any attribute columns. Attribute
+  columns are read as text and become numbers only when no two texts stand for the same number
+  (:func:`pbassess.data._encoding.typed_text_attribute`): ``01``, ``1`` and ``1.0`` stay three
+  groups.
 
 Gzip is recognised by content (a plain file named ``.gz`` reads too), a UTF-8 byte-order mark
 is skipped. The tables are parsed by pyarrow's multithreaded CSV reader; when it fails, a careful
@@ -26,7 +29,8 @@ from typing import Any
 import numpy as np
 
 from pbassess.constants import DEFAULT_THRESHOLD, DEFAULT_TIES, UNLABELED
-from pbassess.data._frame import check_columns, csv_form_dataset
+from pbassess.data._encoding import typed_text_attribute
+from pbassess.data._frame import RESERVED_COLUMNS, check_columns, csv_form_dataset
 from pbassess.data._textio import diagnose, first_lines, input_stream, open_text
 from pbassess.data._validate import check_dataset
 from pbassess.data.predictions import Predictions
@@ -250,11 +254,15 @@ def read_binary_scores_csv(path: str | Path, *, model: str | None = None, label:
     ([7, 8], [True, False], ['sex'])
     """
     import pandas as pd
+    import pyarrow as pa
 
     path = Path(path)
     header = next(csv.reader(first_lines(path, 1) or [""]))
     check_columns(header, str(path))
-    table = _arrow_table(path, delimiter=",")
+    text = pa.dictionary(pa.int32(), pa.string())
+    table = _arrow_table(path, delimiter=",", column_types={c: text for c in header if not c.startswith("score_")})
+    for col in [c for c in table.column_names if not c.startswith("score_")]:  # numbers only where identity is kept
+        table = table.set_column(table.schema.get_field_index(col), col, typed_text_attribute(table[col]))
     frame = table.to_pandas()
     if frame.empty:
         raise DataError(f"{path}: the pool is empty")
@@ -314,13 +322,16 @@ def read_pbassess_csv(path: str | Path, *, normalize: bool = False, classes: Seq
     header = [c.strip() for c in next(csv.reader([lines[0].rstrip("\r\n")]))]
     check_columns(header, str(path))
     text = pa.dictionary(pa.int32(), pa.string())
+    attributes = [c for c in header if c not in RESERVED_COLUMNS and not c.startswith("p_")]
     types = {"item_id": pa.string(), "label": text, "predicted": text, "confidence": pa.float64(),
-             **{c: pa.float64() for c in header if c.startswith("p_")}}
+             **{c: pa.float64() for c in header if c.startswith("p_")}, **dict.fromkeys(attributes, text)}
     numeric = {i: f"{c} value" for i, c in enumerate(header) if c.startswith("p_") or c == "confidence"}
     table = _arrow_table(path, delimiter=",", column_types={c: t for c, t in types.items() if c in header},
                          numeric=numeric)
     if table.num_rows == 0:
         raise DataError(f"{path}: the pool is empty")
+    for col in attributes:  # read as text, typed only where every value keeps its identity ('01' != '1')
+        table = table.set_column(table.schema.get_field_index(col), col, typed_text_attribute(table[col]))
     ds = csv_form_dataset(table, normalize=normalize, classes=classes, name=name or path.name.split(".")[0],
                           where=str(path))
     return Predictions._wrap(check_dataset(ds))

@@ -188,7 +188,7 @@ def test_cli_rejects_in_one_line(tmp_path, capsys, pool_csv, case, argv, message
 
 def test_session_takes_the_paper_cost_matrices_by_name(tmp_path, pool_csv, capsys):
     pool = _pool()
-    for spelling in ({"cost": "people"}, {"cost_matrix": "people"}):
+    for spelling in ({"cost_matrix": "people"},):
         path = tmp_path / f"{next(iter(spelling))}.json"
         s = LabelingSession.start(pool, path, target="highest-cost", seed=0, **spelling)
         np.testing.assert_array_equal(s._cost, people_cost_matrix(CLASSES))
@@ -214,7 +214,7 @@ def test_simulate_api_takes_names_and_rejects_nan_files(tmp_path):
     assert result.options["true_top"] in CLASSES
     with pytest.raises(ConfigError, match="row 2, column 3 is nan"):
         simulate(pool, "highest-cost", "ts", cost_matrix=_nan_cost(tmp_path), runs=2, log_every=40)
-    with pytest.raises(ConfigError, match="once"):
+    with pytest.raises(TypeError, match="cost"):  # the old spelling cost= is gone (0.2.0)
         simulate(pool, "highest-cost", "ts", cost_matrix="people", cost="people", runs=2, log_every=40)
 
 

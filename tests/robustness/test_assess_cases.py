@@ -83,12 +83,12 @@ def test_api_rejects_in_one_line(monkeypatch, what, call, match, limit):
 def test_classwise_calibration_with_many_classes_gives_right_numbers():
     """Accept case: 10^4 classes with few draws fits (cell draws come in bounded chunks) and is exact per bin."""
     preds = _many_classes(10_000)
-    res = pb.assess_calibration(preds, bins=5, draws=100, seed=0)
+    res = pb.assess_calibration(preds, bins=5, draws=25, seed=0)
     c = res.counts
     a = c["prior_alpha"].to_numpy() + c["correct"].to_numpy()
     b = c["prior_beta"].to_numpy() + c["n_labeled"].to_numpy() - c["correct"].to_numpy()
     np.testing.assert_allclose(res.bin_accuracy()[0], a / (a + b))
-    assert res.posterior["classwise_ece"].shape == (4, 25, 10_000)  # 100 draws as 4 chains
+    assert res.posterior["classwise_ece"].shape == (4, 25, 10_000)  # 4 chains of 25 draws
     # A class with no pool item has zero weight in every bin: its classwise ECE is exactly 0.
     empty = c["class_n_pool"].to_numpy() == 0
     assert empty.any() and np.all(res.draws("classwise_ece")[:, empty] == 0)
