@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from pbassess.counting import assign_bins as bin_rule
-from pbassess.counting import cell_counts
+from pbassess.counting.bins import bin_counts
 from pbassess.errors import ConfigError
 
 __all__ = [
@@ -199,14 +199,14 @@ def bin_sums(scores: Any, outcomes: Any, edges: Any, convention: str = "left") -
     y = np.asarray(outcomes, dtype=float).ravel()
     if s.shape != y.shape:
         raise ConfigError(f"scores and outcomes have different lengths ({s.size} and {y.size})")
-    if s.size and (not np.all(np.isfinite(s)) or s.min() < 0 or s.max() > 1):
+    if s.size and not (s.min() >= 0 and s.max() <= 1):  # NaN fails both comparisons, +-inf one
         raise ConfigError("scores must be probabilities in [0, 1]")
     idx, n_bins = assign_bins(s, edges, convention)
     if convention == "torchmetrics":
         s = s.astype(np.float32).astype(float)
-    return BinSums(n=cell_counts(idx, n_bins), outcome_sum=cell_counts(idx, n_bins, y),
-                   score_sum=cell_counts(idx, n_bins, s),
-                   edges=np.asarray(edges, dtype=float), index=idx)
+    # every convention puts each score in one of its n_bins bins: counted without a validity mask
+    n, outcome_sum, score_sum = bin_counts(idx, n_bins, y, s)
+    return BinSums(n=n, outcome_sum=outcome_sum, score_sum=score_sum, edges=np.asarray(edges, dtype=float), index=idx)
 
 
 def equal_count_bins(scores: Any, n_bins: int) -> np.ndarray:

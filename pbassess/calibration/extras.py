@@ -43,7 +43,7 @@ from pbassess.stats.calibration import (
     rmsce_from_draws,
 )
 
-__all__ = ["calibration_json_extras", "frequentist_from_counts", "item_level_json"]
+__all__ = ["ItemLevelJson", "calibration_json_extras", "frequentist_from_counts", "item_level_json"]
 
 
 def _num(value: Any) -> float | None:
@@ -110,7 +110,9 @@ def calibration_json_extras(result: Any, *, eps: Any = DEFAULT_EPS, seed: Any = 
         "plugin_ece": {"value": plugin_ece(n, k, c["prior_alpha"].to_numpy(), c["prior_beta"].to_numpy(), w, s),
                        "frequentist": _num(result.frequentist_ece)},
     }
-    out.update(item_level_json(result))
+    stored = (getattr(result, "options", None) or {}).get("item_level_json")
+    # the lazy entries kept with the result are computed once, whichever of JSON or save asks first
+    out.update(stored.resolve() if isinstance(stored, ItemLevelJson) else _item_level_values(result))
     clipped = np.clip(s, 1e-6, 1 - 1e-6)
     shrink = shrinkage_posterior(n, k, clipped, w / w.sum(), draws=draws, seed=seed)["ece"]
     lo, hi = hdi_from_draws(shrink, ci)
@@ -122,11 +124,99 @@ def calibration_json_extras(result: Any, *, eps: Any = DEFAULT_EPS, seed: Any = 
     return out
 
 
-def item_level_json(result: Any) -> dict[str, Any]:
+class ItemLevelJson(dict):
+    """The item-level JSON entries of a result, computed on first read (a plain ``dict`` once read).
+
+    :func:`~pbassess.assess.calibration.assess_calibration` keeps one with every result it fits,
+    so that a saved and reloaded result (which no longer holds the items) gives the same JSON;
+    the metrics (smooth, top-label, classwise one-vs-rest ECE and the marginal calibration
+    error: most of the cost of a calibration assessment at 10^6 items) are only computed when
+    the JSON, a save or a caller reads them. Every reading method of ``dict`` computes them
+    first; :meth:`resolve` returns them as a plain ``dict``.
+
+    Examples
+    --------
+    >>> from pbassess import Predictions
+    >>> from pbassess.assess import assess_calibration
+    >>> p = Predictions.from_top1(["a", "b"] * 50, [0.95, 0.65] * 50, ["a", "a"] * 50)
+    >>> lazy = item_level_json(assess_calibration(p, bins=4, seed=0))
+    >>> lazy.computed, type(lazy.resolve()).__name__, lazy.computed
+    (False, 'dict', True)
+    """
+
+    __slots__ = ("_result", "computed")
+
+    def __init__(self, result: Any) -> None:
+        super().__init__()
+        self._result = result
+        self.computed = False
+
+    def resolve(self) -> dict[str, Any]:
+        """The entries as a plain ``dict`` (computed now if not yet)."""
+        if not self.computed:
+            values = _item_level_values(self._result)
+            dict.update(self, values)
+            self.computed, self._result = True, None
+        return dict(dict.items(self))
+
+    def _ready(self) -> ItemLevelJson:
+        if not self.computed:
+            self.resolve()
+        return self
+
+    def __getitem__(self, key: Any) -> Any:
+        return dict.__getitem__(self._ready(), key)
+
+    def __iter__(self):
+        return dict.__iter__(self._ready())
+
+    def __len__(self) -> int:
+        return dict.__len__(self._ready())
+
+    def __contains__(self, key: Any) -> bool:
+        return dict.__contains__(self._ready(), key)
+
+    def __eq__(self, other: Any) -> bool:
+        return dict.__eq__(self._ready(), other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return dict.__repr__(self._ready())
+
+    def __reduce__(self):
+        return dict, (self.resolve(),)
+
+    def __copy__(self) -> dict[str, Any]:
+        return self.resolve()
+
+    def __deepcopy__(self, memo: dict) -> dict[str, Any]:
+        import copy
+
+        return copy.deepcopy(self.resolve(), memo)
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return dict.get(self._ready(), key, default)
+
+    def keys(self):
+        return dict.keys(self._ready())
+
+    def values(self):
+        return dict.values(self._ready())
+
+    def items(self):
+        return dict.items(self._ready())
+
+    def copy(self) -> dict[str, Any]:
+        return self.resolve()
+
+
+def item_level_json(result: Any) -> ItemLevelJson:
     """The JSON entries that need the labeled items (``result.labeled_items``; ``null`` without them).
 
-    Cheap to keep with a result (four numbers), so that a saved and reloaded result, which no
-    longer holds the items, gives the same JSON.
+    Returned as an :class:`ItemLevelJson`, computed when first read: cheap to keep with a result
+    (four numbers once computed), so that a saved and reloaded result, which no longer holds
+    the items, gives the same JSON, and free when nobody asks for them.
 
     Examples
     --------
@@ -137,6 +227,10 @@ def item_level_json(result: Any) -> dict[str, Any]:
     >>> sorted(out), round(out["top_label_ece"]["frequentist"], 3)  # |0.5 - 0.95| / 2 + |0.5 - 0.65| / 2
     (['classwise_ece_one_vs_rest', 'marginal_calibration_error', 'smooth_ece', 'top_label_ece'], 0.35)
     """
+    return ItemLevelJson(result)
+
+
+def _item_level_values(result: Any) -> dict[str, Any]:
     items = getattr(result, "labeled_items", None)
     out: dict[str, Any] = {"smooth_ece": None, "top_label_ece": None, "classwise_ece_one_vs_rest": None,
                            "marginal_calibration_error": None}

@@ -37,12 +37,13 @@ from scipy.special import ndtr
 
 from pbassess.calibration.binning import BinSums, bin_sums, equal_count_bins, resolve_edges
 from pbassess.counting import cell_counts
+from pbassess.counting.bins import bin_counts, class_bin_counts, top_label
 from pbassess.errors import ConfigError
 
 __all__ = [
     "adaptive_calibration_error", "bin_gaps", "binned", "classwise_ece", "debiased_ece", "expected_calibration_error",
     "marginal_calibration_error", "max_calibration_error", "predicted_class_ece", "rms_calibration_error",
-    "top_label_ece",
+    "top1_ece", "top_label_ece",
 ]
 
 
@@ -210,6 +211,16 @@ def _check_probs(probs: Any, labels: Any) -> tuple[np.ndarray, np.ndarray]:
 
 def _per_class_gaps(probs: Any, labels: Any, bins: Any, binning: str, convention: str):
     p, y = _check_probs(probs, labels)
+    if convention == "left" and (np.ndim(bins) != 0 or binning == "uniform") and p.shape[1]:
+        # shared edges: every column's bin counts in one pass (pbassess.counting.class_bin_counts)
+        edges = resolve_edges(None, bins, binning)
+        if p.size and not (p.min() >= 0 and p.max() <= 1):
+            raise ConfigError("scores must be probabilities in [0, 1]")
+        n, positives, score_sum = class_bin_counts(p, y, edges)
+        for j in range(p.shape[1]):
+            yield bin_gaps(BinSums(n=n[j], outcome_sum=positives[j], score_sum=score_sum[j], edges=edges,
+                                   index=np.zeros(0, dtype=np.int64)))
+        return
     for j in range(p.shape[1]):
         yield bin_gaps(binned(p[:, j], y == j, bins, binning=binning, convention=convention))
 
@@ -259,11 +270,24 @@ def predicted_class_ece(predicted: Any, confidence: Any, correct: Any, n_classes
     s = np.asarray(confidence, dtype=float).ravel()
     y = np.asarray(correct, dtype=float).ravel()
     edges = resolve_edges(s, bins, binning)
-    out = np.full(int(n_classes), np.nan)
-    counts = cell_counts(k, int(n_classes))
+    n_classes = int(n_classes)
+    out = np.full(n_classes, np.nan)
+    if k.size and (k.min() < 0 or k.max() >= n_classes):  # items of no class take no part
+        keep = (k >= 0) & (k < n_classes)
+        k, s, y = k[keep], s[keep], y[keep]
+    if k.size == 0:
+        return out, np.zeros(n_classes, dtype=np.int64)
+    # one pass: the (predicted class, bin) cell of every item, then bincounts (each cell sums its
+    # items in item order, exactly as binning each class's items on its own)
+    b = bin_sums(s, y, edges, convention)
+    n_bins = b.n.size
+    code = k * n_bins + b.index
+    scores = s.astype(np.float32).astype(float) if convention == "torchmetrics" else s
+    n, correct_sum, score_sum = (a.reshape(n_classes, n_bins) for a in bin_counts(code, n_classes * n_bins, y, scores))
+    counts = n.sum(axis=1).astype(np.int64)
     for c in np.flatnonzero(counts):
-        mask = k == c
-        w, gap = bin_gaps(bin_sums(s[mask], y[mask], edges, convention))
+        w, gap = bin_gaps(BinSums(n=n[c], outcome_sum=correct_sum[c], score_sum=score_sum[c], edges=b.edges,
+                                  index=np.zeros(0, dtype=np.int64)))
         out[c] = np.sum(w * gap)
     return out, counts
 
@@ -282,3 +306,35 @@ def top_label_ece(predicted: Any, confidence: Any, correct: Any, n_classes: int,
     if n.sum() == 0:
         return float("nan")
     return float(np.nansum(ece * n) / n.sum())
+
+
+def top1_ece(probs: Any, labels: Any, bins: Any = 10, *, binning: str = "uniform", convention: str = "left") -> float:
+    """Top-1 (confidence) ECE from full probability vectors: the ECE of ``max_j p_j`` against ``argmax == label``.
+
+    The predicted class and confidence come from one fused pass over the ``(N, K)`` matrix
+    (:func:`pbassess.counting.bins.top_label`, multithreaded numba for large inputs), then
+    :func:`expected_calibration_error` (torchmetrics' ``multiclass_calibration_error`` computes
+    the same quantity, with its own bin convention: ``convention="torchmetrics"``).
+
+    Parameters
+    ----------
+    probs : array_like, shape (N, K)
+        Probability vectors.
+    labels : array_like of int, shape (N,)
+        True class indices.
+    bins, binning, convention
+        As in :func:`expected_calibration_error`.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> p = [[0.9, 0.1], [0.8, 0.2], [0.3, 0.7], [0.4, 0.6]]
+    >>> round(top1_ece(p, [0, 1, 1, 1], 2), 4)  # bin [0.5, 1]: accuracy 0.75, mean confidence 0.75
+    0.0
+    """
+    p, y = _check_probs(probs, labels)
+    predicted, confidence = top_label(p)
+    return expected_calibration_error(confidence, predicted == y, bins, binning=binning, convention=convention)

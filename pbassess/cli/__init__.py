@@ -10,7 +10,12 @@ missing argument or an invalid choice prints the subcommand's usage and one line
 fails its diagnostics.
 
 Adding a subcommand: write its module (see :mod:`pbassess.cli.options`), add the module to
-:data:`SUBCOMMAND_MODULES` and its command name to a task of :data:`COMMAND_GROUPS`.
+:data:`SUBCOMMAND_MODULES`, its command name to a task of :data:`COMMAND_GROUPS` and its line of
+``pbassess --help`` to :data:`COMMAND_HELP` (a test checks that the line equals the parser's).
+
+Start-up: :func:`main` registers only the module of the command named on the command line (the
+modules import their computing libraries inside their ``run`` functions), and ``pbassess --help``
+is built from :data:`COMMAND_HELP` without importing any subcommand module.
 """
 
 from __future__ import annotations
@@ -22,7 +27,8 @@ import sys
 from pbassess.cli.output import emit_json
 from pbassess.errors import PbassessError
 
-__all__ = ["COMMAND_GROUPS", "SUBCOMMAND_MODULES", "build_parser", "emit_json", "main", "subcommand_parsers"]
+__all__ = ["COMMAND_GROUPS", "COMMAND_HELP", "COMMAND_MODULES", "SUBCOMMAND_MODULES", "build_parser", "emit_json", "main",
+           "subcommand_parsers"]
 
 #: Modules that register subcommands (``compare`` also registers ``hierarchical``; ``surface``
 #: also ``surface-explore``).
@@ -37,6 +43,32 @@ COMMAND_GROUPS: dict[str, tuple[str, ...]] = {
     "estimate from few labels": ("estimate",),
     "choose what to label": ("session", "simulate", "surface-explore"),
     "run many or show everything": ("grid", "demo"),
+}
+
+#: The module (in :data:`SUBCOMMAND_MODULES`) that registers each command.
+COMMAND_MODULES: dict[str, str] = {
+    "data": "data", "assess": "assess", "demo": "demo", "simulate": "simulate", "session": "session",
+    "compare": "compare", "hierarchical": "compare", "grid": "grid", "estimate": "estimate", "shift": "shift",
+    "surface": "surface", "surface-explore": "surface", "recalibrate": "recalibrate", "priors": "priors",
+}
+
+#: The line of each command in ``pbassess --help`` (equal to its parser's ``pb_help``; a test checks
+#: it), so that the top-level help imports no subcommand module.
+COMMAND_HELP: dict[str, str] = {
+    "data": "list, show and fetch the registered prediction sets",
+    "assess": "posterior accuracy, calibration or cost of a prediction set",
+    "demo": "assess the built-in data (accuracy, calibration, cost) and write a report",
+    "simulate": "replay active assessment strategies on a fully labeled pool",
+    "session": "label a pool batch by batch (resumable, crash-safe state file)",
+    "compare": "posterior difference of a metric between groups or models",
+    "hierarchical": "accuracy per environment with partial pooling (NUTS)",
+    "grid": "run an experiment grid (TOML) in process or on a dask cluster",
+    "estimate": "estimate a metric per group from few labels and many predictions",
+    "shift": "dataset-shift metrics per level and model (Ovadia et al. 2019)",
+    "surface": "accuracy surface over attribute combinations (arms)",
+    "surface-explore": "simulate active exploration of an accuracy surface",
+    "recalibrate": "fit a recalibration map on labeled items and measure it on held-out ones",
+    "priors": "compare priors: LOO, prior sensitivity, prior predictive checks",
 }
 
 
@@ -76,12 +108,27 @@ def subcommand_parsers(parser: argparse.ArgumentParser, path: tuple[str, ...] = 
                 yield from subcommand_parsers(sub, path + (name,))
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full argument parser (one sub-parser per subcommand module).
+def build_parser(modules: tuple[str, ...] | None = None) -> argparse.ArgumentParser:
+    """The argument parser: one sub-parser per command of ``modules`` (default: every subcommand module).
+
+    With ``modules=()`` every command gets an empty placeholder parser carrying only its line of
+    ``pbassess --help`` (:data:`COMMAND_HELP`): the top-level help, ``--version`` and the error
+    for an unknown command are the same as the full parser's and import no subcommand module.
+
+    Parameters
+    ----------
+    modules : tuple of str, optional
+        Names from :data:`SUBCOMMAND_MODULES` to register; ``None`` registers them all.
+
+    Returns
+    -------
+    argparse.ArgumentParser
 
     Examples
     --------
     >>> "assess" in build_parser().format_help()
+    True
+    >>> build_parser(()).format_help() == build_parser().format_help()
     True
     """
     from pbassess._version import __version__
@@ -92,11 +139,30 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"pbassess {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser,
                                 help="one of the commands below")
-    for name in SUBCOMMAND_MODULES:
+    for name in SUBCOMMAND_MODULES if modules is None else modules:
         importlib.import_module(f"pbassess.cli.{name}").register(sub)
+    if modules is not None:  # placeholders, in registration order, for the commands not registered
+        for module in SUBCOMMAND_MODULES:
+            for command, owner in COMMAND_MODULES.items():
+                if owner == module and command not in sub.choices:
+                    sub.add_parser(command, help=COMMAND_HELP[command]).pb_help = COMMAND_HELP[command]
     parser.epilog = _commands_epilog(sub)
     sub._choices_actions = []  # the commands are listed by task in the epilog instead of in one flat list
     return parser
+
+
+def _modules_for(argv: list[str]) -> tuple[str, ...]:
+    """The subcommand module to register for ``argv`` (none when no command is named).
+
+    The top-level parser has only flags without values (``--help``, ``--version``), so the
+    first token that is not an option names the command.
+    """
+    for token in argv:
+        if token == "--":
+            break
+        if not token.startswith("-"):
+            return (COMMAND_MODULES[token],) if token in COMMAND_MODULES else ()
+    return ()
 
 
 def _innermost(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.ArgumentParser:
@@ -113,8 +179,8 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``pbassess`` command (returns the exit status)."""
     from pbassess.cli.options import BadValue
 
-    parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_modules_for(argv))
     try:
         args, extras = parser.parse_known_args(argv)
         if extras:

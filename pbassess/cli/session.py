@@ -24,8 +24,6 @@ import argparse
 import sys
 from typing import Any
 
-from pbassess.active.model import PRIORS, TARGETS
-from pbassess.active.strategies import STRATEGIES
 from pbassess.cli import options as opt
 from pbassess.constants import DEFAULT_BINS, DEFAULT_PSEUDOCOUNT
 
@@ -50,6 +48,10 @@ def _add_state(parser: argparse.ArgumentParser, *, pool_override: bool = True) -
 
 def register(subparsers: Any) -> None:
     """Add the ``session`` command and its subcommands."""
+    # the active engine loads with this command only
+    from pbassess.active.model import PRIORS, TARGETS
+    from pbassess.active.strategies import STRATEGIES
+
     parser = opt.add_command(
         subparsers, "session", help="label a pool batch by batch (resumable, crash-safe state file)",
         description="A labeling session for a person: choose the next items to label from the current "

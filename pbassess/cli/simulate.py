@@ -30,10 +30,6 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from pbassess.active.model import PRIORS, TARGETS
-from pbassess.active.strategies import STRATEGIES
 from pbassess.cli import emit_json
 from pbassess.cli import options as opt
 from pbassess.constants import DEFAULT_BINS, DEFAULT_PSEUDOCOUNT
@@ -44,6 +40,10 @@ __all__ = ["register", "run"]
 
 def register(subparsers: Any) -> None:
     """Add the ``simulate`` subcommand."""
+    # the active engine loads with this command only
+    from pbassess.active.model import PRIORS, TARGETS
+    from pbassess.active.strategies import STRATEGIES
+
     p = opt.add_command(
         subparsers, "simulate", help="replay active assessment strategies on a fully labeled pool",
         description="Simulate active Bayesian assessment (Ji et al., 2021): R runs of each strategy label the "
@@ -110,6 +110,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_table(result, args: argparse.Namespace) -> None:
+    import numpy as np
+
     opts = result.options
     table = result.summary()
     pct = int(round(100 * result.ci_prob))

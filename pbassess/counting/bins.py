@@ -19,6 +19,7 @@ returns exactly the in-memory edges ``np.unique([0, *np.quantile(scores, q), 1])
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,8 @@ import numpy as np
 from pbassess.constants import DEFAULT_BINS
 from pbassess.errors import ConfigError
 
-__all__ = ["DEFAULT_SKETCH_RESOLUTION", "assign_bins", "equal_mass_edges", "resolve_bin_edges"]
+__all__ = ["DEFAULT_SKETCH_RESOLUTION", "TOP_LABEL_NUMBA_MIN", "assign_bins", "bin_counts", "class_bin_counts", "equal_mass_edges",
+           "resolve_bin_edges", "top_label"]
 
 #: Cells of the fine histogram behind :func:`equal_mass_edges`.
 DEFAULT_SKETCH_RESOLUTION: int = 1 << 16
@@ -88,20 +90,86 @@ def assign_bins(scores: Any, edges: Any, *, clip: bool = True) -> np.ndarray:
     scores = np.asarray(scores, dtype=float)
     edges = np.asarray(edges, dtype=float)
     n_bins = edges.size - 1
+    if n_bins >= 1 and scores.ndim and _is_equal_width(edges):
+        idx = _equal_width_bins(scores, n_bins)
+        if not clip:
+            idx[~((scores >= 0.0) & (scores <= 1.0))] = -1     # outside, or NaN
+        return idx
     if not clip:
         idx = np.searchsorted(edges, scores, side="right").astype(np.int64, copy=False) - 1
         idx[scores == edges[-1]] = n_bins - 1
         idx[~((scores >= edges[0]) & (scores <= edges[-1]))] = -1     # outside, or NaN
         return idx
-    if n_bins > 1 and np.array_equal(edges, np.linspace(0.0, 1.0, n_bins + 1)) and np.isfinite(scores).all():
-        # equal-width bins: the floor of s * B is off by at most one from the rule; fix it exactly
-        idx = np.clip((scores * n_bins).astype(np.int64), 0, n_bins - 1)
-        idx -= scores < edges[idx]
-        np.clip(idx, 0, n_bins - 1, out=idx)
-        idx += (scores >= edges[idx + 1]) & (idx < n_bins - 1)
-        return idx
     idx = np.searchsorted(edges, scores, side="right") - 1
     return np.clip(idx, 0, n_bins - 1).astype(np.int64, copy=False)
+
+
+def _is_equal_width(edges: np.ndarray) -> bool:
+    """Whether ``edges`` are exactly ``numpy.linspace(0, 1, B + 1)`` (the edges of ``B`` equal-width bins)."""
+    n_bins = edges.size - 1
+    return bool(edges[0] == 0.0 and edges[-1] == 1.0 and np.array_equal(edges, _linspace(n_bins)))
+
+
+@lru_cache(maxsize=256)
+def _linspace(n_bins: int) -> np.ndarray:
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    edges.flags.writeable = False
+    return edges
+
+
+@lru_cache(maxsize=256)
+def _truncation_exceptions(n_bins: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """Where ``trunc(s * B)`` (float64) and the bin rule disagree for ``linspace(0, 1, B + 1)`` edges.
+
+    ``fl(s * B)`` is non-decreasing in ``s``, so ``trunc(fl(s * B))`` is a step function with
+    one step at each interior edge, like the rule; the two differ only between the point
+    ``t_k`` where the product first reaches ``k`` and the edge ``e_k = linspace[k]`` (a few
+    ulp apart, found here by stepping with ``nextafter``). Returns ``None`` when every step
+    lands on its edge (e.g. ``B`` = 2, 3, 15, 30), else the tables ``lower[b]`` (``-inf`` for
+    ``b = 0``) and ``upper[b]`` (NaN for the last bin: no score moves past it) that :func:`_equal_width_bins`
+    compares against to move a truncated index by one.
+    """
+    edges = _linspace(n_bins)
+    scale = float(n_bins)
+    exact = True
+    for k in range(1, n_bins):
+        x = edges[k]
+        while np.floor(x * scale) >= k:
+            x = np.nextafter(x, -np.inf)
+        while np.floor(x * scale) < k:
+            x = np.nextafter(x, np.inf)
+        if x != edges[k]:
+            exact = False
+            break
+    if exact:
+        return None
+    lower = edges[:-1].copy()
+    lower[0] = -np.inf
+    upper = edges[1:].copy()
+    upper[-1] = np.nan   # nothing (not even +inf) moves up from the last bin
+    return lower, upper
+
+
+def _equal_width_bins(scores: np.ndarray, n_bins: int) -> np.ndarray:
+    """The bin rule for ``linspace(0, 1, B + 1)`` edges by multiply-and-truncate, clipped (NaN in the last bin).
+
+    ``trunc(s * B)`` after clamping the product into ``[0, B - 1]`` (``fmin``/``fmax`` send NaN
+    and +inf to the last bin like the searchsorted rule, and a score of 1 to the last bin: the
+    last edge is closed); for the ``B`` whose products round across an edge
+    (:func:`_truncation_exceptions`), two table look-ups move those scores by one bin.
+    """
+    t = np.multiply(scores, float(n_bins))
+    np.fmin(t, n_bins - 1, out=t)
+    np.fmax(t, 0.0, out=t)
+    idx = t.astype(np.int64)
+    tables = _truncation_exceptions(n_bins)
+    if tables is not None:
+        lower, upper = tables
+        up = scores >= upper[idx]
+        down = scores < lower[idx]
+        idx += up
+        idx -= down
+    return idx
 
 
 def sketch_counts(scores: np.ndarray, resolution: int) -> np.ndarray:
@@ -231,3 +299,153 @@ def equal_mass_edges(preds: Any, n_bins: int = DEFAULT_BINS, *, resolution: int 
     if exact:
         return _exact_edges(counts, int(n_bins), gather)
     return edges_from_sketch(counts, int(n_bins))
+
+
+def bin_counts(index: Any, n_bins: int, *weights: Any) -> tuple[np.ndarray, ...]:
+    """Items per bin (int64), then the sum of each of ``weights`` per bin (float64), for valid bin indices.
+
+    For indices that are all in ``0..n_bins-1`` (what :func:`assign_bins` returns with
+    ``clip=True``): plain bincounts, without the validity mask and batching of
+    :func:`~pbassess.counting.cell_counts` (the same numbers, summed in the same item order).
+
+    Parameters
+    ----------
+    index : array_like of int, shape (N,)
+        Bin of each item, every one in ``0..n_bins-1``.
+    n_bins : int
+    *weights : array_like of float, shape (N,)
+        Values to sum per bin.
+
+    Returns
+    -------
+    tuple of ndarray, each shape (n_bins,)
+        The counts, then one sum per weight.
+
+    Examples
+    --------
+    >>> n, s = bin_counts([0, 2, 2], 3, [0.5, 1.0, 2.0])
+    >>> n.tolist(), s.tolist()
+    ([1, 0, 2], [0.5, 0.0, 3.0])
+    """
+    idx = np.asarray(index, dtype=np.int64).ravel()
+    n_bins = int(n_bins)
+    counts = np.bincount(idx, minlength=n_bins).astype(np.int64, copy=False)
+    sums = tuple(np.bincount(idx, weights=np.asarray(w, dtype=float).ravel(), minlength=n_bins) for w in weights)
+    return (counts, *sums)
+
+
+def class_bin_counts(probs: Any, labels: Any, edges: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One-vs-rest bin counts of every probability column at once (classwise calibration metrics).
+
+    Column ``j`` of ``probs`` is binned by :func:`assign_bins` (the one bin rule) and counted
+    against the event ``labels == j``, for all columns in one pass over the ``(N, K)`` matrix
+    (no column copies): the same numbers, summed in the same order, as binning each column on
+    its own.
+
+    Parameters
+    ----------
+    probs : array_like of float, shape (N, K)
+        Probability vectors.
+    labels : array_like of int, shape (N,)
+        Class index (``0..K-1``) of each item.
+    edges : array_like of float, shape (B + 1,)
+        Bin edges shared by every column.
+
+    Returns
+    -------
+    n : ndarray of int64, shape (K, B)
+        Items per (column, bin).
+    positives : ndarray of float64, shape (K, B)
+        Items of class ``j`` per (column ``j``, bin).
+    score_sum : ndarray of float64, shape (K, B)
+        Sum of ``probs[:, j]`` per (column ``j``, bin).
+
+    Examples
+    --------
+    >>> n, pos, ssum = class_bin_counts([[0.8, 0.2], [0.6, 0.4], [0.3, 0.7]], [0, 1, 1], [0.0, 0.5, 1.0])
+    >>> n.tolist(), pos.tolist(), ssum.round(2).tolist()
+    ([[1, 2], [2, 1]], [[0.0, 1.0], [1.0, 1.0]], [[0.3, 1.4], [0.6, 0.7]])
+    """
+    p = np.asarray(probs, dtype=float)
+    y = np.asarray(labels, dtype=np.int64).ravel()
+    e = np.asarray(edges, dtype=float)
+    if p.ndim != 2 or p.shape[0] != y.size:
+        raise ValueError(f"probs must be (N, K) with N = len(labels), got {p.shape} and {y.size} labels")
+    n_items, n_classes = p.shape
+    n_bins = e.size - 1
+    cells = n_classes * n_bins
+    idx = assign_bins(p, e)                                 # (N, K), every column binned in one pass
+    rows = np.arange(n_items)
+    code_pos = y * n_bins + idx[rows, y]                    # the one positive column of each item
+    idx += np.arange(n_classes, dtype=np.int64) * n_bins     # (column, bin) code, in place
+    # Fortran-order ravel: column by column, so each cell sums its items in item order, as a
+    # per-column bincount would.
+    codes = idx.ravel(order="F")
+    n = np.bincount(codes, minlength=cells).astype(np.int64, copy=False)
+    score_sum = np.bincount(codes, weights=p.ravel(order="F"), minlength=cells)
+    positives = np.bincount(code_pos, minlength=cells).astype(float)
+    return n.reshape(n_classes, n_bins), positives.reshape(n_classes, n_bins), score_sum.reshape(n_classes, n_bins)
+
+
+#: Below this many probabilities, :func:`top_label` uses NumPy (no numba import or compile).
+TOP_LABEL_NUMBA_MIN = 1 << 17
+
+
+def top_label(probs: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Predicted class and confidence of each probability vector, in one fused pass.
+
+    Equal to ``(probs.argmax(axis=1), probs.max(axis=1))`` (first maximum on ties; a NaN
+    wins, as in NumPy), computed by one multithreaded numba loop over the rows for large
+    inputs (at least :data:`TOP_LABEL_NUMBA_MIN` probabilities; NumPy below).
+
+    Parameters
+    ----------
+    probs : array_like of float, shape (N, K)
+
+    Returns
+    -------
+    predicted : ndarray of int64, shape (N,)
+    confidence : ndarray of float64, shape (N,)
+
+    Examples
+    --------
+    >>> predicted, confidence = top_label([[0.1, 0.7, 0.2], [0.5, 0.5, 0.0]])
+    >>> predicted.tolist(), confidence.tolist()
+    ([1, 0], [0.7, 0.5])
+    """
+    p = np.asarray(probs, dtype=float)
+    if p.ndim != 2 or p.shape[1] == 0:
+        raise ValueError(f"probs must be (N, K) with K >= 1, got shape {p.shape}")
+    if p.size < TOP_LABEL_NUMBA_MIN:
+        return p.argmax(axis=1).astype(np.int64, copy=False), p.max(axis=1)
+    predicted = np.empty(p.shape[0], dtype=np.int64)
+    confidence = np.empty(p.shape[0], dtype=np.float64)
+    _top_label_kernel()(np.ascontiguousarray(p), predicted, confidence)
+    return predicted, confidence
+
+
+@lru_cache(maxsize=1)
+def _top_label_kernel():
+    """The numba kernel of :func:`top_label` (numba is imported on first use only; cached on disk)."""
+    import numba as nb
+
+    @nb.njit(parallel=True, cache=True, nogil=True)
+    def kernel(p, predicted, confidence):  # pragma: no cover - compiled
+        n, k = p.shape
+        for i in nb.prange(n):
+            best = p[i, 0]
+            arg = 0
+            if best == best:
+                for j in range(1, k):
+                    v = p[i, j]
+                    if v != v:          # NaN: the maximum, as in numpy
+                        best = v
+                        arg = j
+                        break
+                    if v > best:
+                        best = v
+                        arg = j
+            predicted[i] = arg
+            confidence[i] = best
+
+    return kernel

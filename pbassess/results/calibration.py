@@ -234,6 +234,17 @@ class CalibrationResult(AssessmentResult):
         out.update(self._extra_json())
         return self.with_envelope(out)
 
+    def _saved_nodes(self):
+        """As :meth:`AssessmentResult._saved_nodes`, with the item-level JSON entries computed first."""
+        self._resolve_item_level_json()
+        return super()._saved_nodes()
+
+    def _resolve_item_level_json(self) -> None:
+        """Replace the lazy item-level entries (:class:`~pbassess.calibration.extras.ItemLevelJson`) by their values."""
+        stored = self.options.get("item_level_json")
+        if stored is not None and callable(getattr(stored, "resolve", None)):
+            self.options["item_level_json"] = stored.resolve()
+
     def _extra_json(self) -> dict[str, Any]:
         """MCE, ACE, RMSCE, debiased / smooth / plug-in ECE and P(ECE < eps) (:mod:`pbassess.calibration.extras`)."""
         from pbassess.calibration.extras import calibration_json_extras
