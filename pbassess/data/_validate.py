@@ -17,7 +17,8 @@ Numpy-backed datasets are checked at once. For dask-backed ones only the structu
 dtypes, class names) is checked eagerly; the value checks are attached to each variable
 chunk by chunk (``map_blocks``), so they run, with global row numbers, whenever a chunk is
 computed, and raise the same one-line :class:`~pbassess.errors.DataError`. Uniqueness of
-item ids is not checked for dask-backed datasets.
+item ids is not checked here for dask-backed datasets: the lazy readers check it when they
+open a source, streaming (:func:`pbassess.data.lazy.check_unique_ids`).
 """
 
 from __future__ import annotations
