@@ -96,6 +96,7 @@ def load_shift_data(data: str, models: list[str] | None, *, threshold: float | N
     >>> preds.n_items, handled
     (5894, False)
     """
+    from pbassess.cli.loading import LAZY_SUFFIXES
     from pbassess.data import registry
     from pbassess.data.readers import detect_format
 
@@ -106,9 +107,8 @@ def load_shift_data(data: str, models: list[str] | None, *, threshold: float | N
         path = Path(data)
         if not path.exists():
             raise DataError(f"DATA {data!r} is neither a file nor a registered data set (see `pbassess data list`)")
-        if path.is_dir():
-            raise DataError(f"DATA {data!r} is a folder, not a prediction file")
-        fmt = detect_format(path)
+        lazy = path.is_dir() or path.suffix.lower() in LAZY_SUFFIXES  # Parquet folder or file, Zarr store
+        fmt = "parquet/zarr" if lazy else detect_format(path)
     if fmt != "binary-scores-csv":
         if threshold is not None or ties is not None:
             raise ConfigError(f"--threshold and --ties apply only to binary-score CSV data; {data!r} is {fmt}")

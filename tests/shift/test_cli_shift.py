@@ -82,3 +82,20 @@ def test_digits_corruptions_models_are_method_values(capsys):
     assert all(r["n"] == 597 and 0 <= r["auroc_ood"] <= 1 for r in none)
     code, _, err = _run(capsys, "digits-corruptions", "--models", "nope", "--draws", "0")
     assert code == 2 and "model 'nope' not found" in err
+
+
+def test_a_zarr_store_gives_the_same_table_as_the_file(capsys, tmp_path):
+    """Issue 23: shift read Parquet/Zarr DATA like every other command (it refused any folder)."""
+    import pbassess as pb
+    from pbassess.data.lazy import write_zarr
+
+    write_zarr(pb.load_data("digits-shift"), tmp_path / "shift.zarr", rows_per_chunk=2000)
+    outputs = []
+    for data in ("digits-shift", str(tmp_path / "shift.zarr")):
+        assert main(["shift", data, "--by", "environment", "--seed", "1", "--json"]) == 0
+        outputs.append(json.loads(capsys.readouterr().out))
+    assert outputs[0] == outputs[1]
+    (tmp_path / "empty").mkdir()
+    assert main(["shift", str(tmp_path / "empty"), "--by", "environment"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "empty" in err[0]
