@@ -101,12 +101,12 @@ def decision_table(sizes, reps: int, seed: int = 0) -> list[dict]:
                 y = np.zeros(pool.confidence.size, bool)
                 y[idx] = correct
                 bins = pool_bins(pool.confidence, y, labeled)
-                out = calibration_decision(bins, draws=2000, seed=r, decide_eps=DECIDE_EPS, level=LEVEL)
+                out = calibration_decision(bins, n_draws=2000, seed=r, decide_eps=DECIDE_EPS, level=LEVEL)
                 called.append(out["calibrated"])
                 raw.append(out["p_below"][DECIDE_EPS] > LEVEL)
                 p02.append(out["p_below"][DECIDE_EPS])
                 means.append(out["ece_mean"])
-                beta = beta_metric_draws(bins, draws=2000, seed=r)
+                beta = beta_metric_draws(bins, n_draws=2000, seed=r)
                 beta_called.append(np.mean(beta["ece"] < DECIDE_EPS) > LEVEL)
             right = np.mean(np.asarray(called) == (truth < DECIDE_EPS))
             rows.append({"model": name, "true_ece": truth, "n": n, "called": np.mean(called), "raw": np.mean(raw),

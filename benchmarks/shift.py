@@ -24,9 +24,9 @@ def main() -> None:
     args = parser.parse_args()
     preds = pbassess.load_data("digits-corruptions")
     start = time.perf_counter()
-    table = shift_table(preds, by="intensity", draws=args.draws, seed=args.seed)
+    table = shift_table(preds, by="intensity", n_draws=args.draws, seed=args.seed)
     elapsed = time.perf_counter() - start
-    cells = shift_table(preds, by=("corruption", "intensity"), draws=0)
+    cells = shift_table(preds, by=("corruption", "intensity"), n_draws=0)
     print(f"digits-corruptions: {preds.n_items} rows, {table.sizes['model']} methods, "
           f"{table.attrs['n_ood']} OOD items per method\n")
     print(f"{'method':>13s} {'int.':>4s} {'n':>5s} {'acc':>6s} {'nll':>6s} {'brier':>6s} {'ece':>6s} "

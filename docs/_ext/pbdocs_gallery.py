@@ -61,7 +61,7 @@ ENTRIES = [
      "fig = plot_active(sim)"),
     ("shift_boxes", "Dataset shift: ECE per intensity (Ovadia Fig. 2)", "pbassess.plots.shift.plot_shift_boxes",
      "from pbassess.shift import shift_table\nfrom pbassess.plots.shift import plot_shift_boxes\n"
-     "table = shift_table(pbassess.load_data('digits-corruptions'), by=('corruption', 'intensity'), draws=200, seed=0)\n"
+     "table = shift_table(pbassess.load_data('digits-corruptions'), by=('corruption', 'intensity'), n_draws=200, seed=0)\n"
      "fig = plot_shift_boxes(table, 'ece')"),
     ("estimation", "Estimates with few labels: classical, PPI++, Bayes", "pbassess.plots.plot_estimates",
      "from pbassess.estimation import estimate\nfrom pbassess.surface import hide_labels\n"

@@ -82,21 +82,21 @@ def _summary(draws: np.ndarray, ci_prob: float) -> dict[str, Any]:
     return {"mean": float(np.mean(draws)), "hdi": [float(lo), float(hi)]}
 
 
-def _side(confidence, correct, nll, brier, bins, draws, ci_prob, rng) -> tuple[dict, dict, dict]:
+def _side(confidence, correct, nll, brier, bins, n_draws, ci_prob, rng) -> tuple[dict, dict, dict]:
     from pbassess.metrics import bayesian_bootstrap
 
     b = pool_bins(confidence, correct, np.ones(confidence.size, bool), bins)
-    ece_draws = beta_metric_draws(b, draws=draws, seed=rng)["ece"]
+    ece_draws = beta_metric_draws(b, n_draws=n_draws, seed=rng)["ece"]
     point = {"ece": expected_calibration_error(confidence, correct, bins), "nll": float(nll.mean()),
              "brier": float(brier.mean())}
     post = {"ece": _summary(ece_draws, ci_prob),
-            "nll": _summary(bayesian_bootstrap(nll, n_draws=draws, seed=rng), ci_prob),
-            "brier": _summary(bayesian_bootstrap(brier, n_draws=draws, seed=rng), ci_prob)}
+            "nll": _summary(bayesian_bootstrap(nll, n_draws=n_draws, seed=rng), ci_prob),
+            "brier": _summary(bayesian_bootstrap(brier, n_draws=n_draws, seed=rng), ci_prob)}
     return point, post, {"ece": ece_draws}
 
 
 def recalibrate(preds: Any, method: str, *, fit_fraction: float = 0.5, seed: Any = None, bins: int = 10,
-                draws: int = 2000, ci_prob: float = CI_PROB) -> dict[str, Any]:
+                n_draws: int = 2000, ci_prob: float = CI_PROB) -> dict[str, Any]:
     """Fit ``method`` on a random share of the labeled items and evaluate it on the others.
 
     Parameters
@@ -109,8 +109,8 @@ def recalibrate(preds: Any, method: str, *, fit_fraction: float = 0.5, seed: Any
         Seeds the split and the posterior draws.
     bins : int
         Equal-width bins of the ECE (and of histogram binning).
-    draws : int
-        Posterior draws.
+    n_draws : int
+        Monte Carlo posterior draws of each metric.
     ci_prob : float
 
     Returns
@@ -127,7 +127,7 @@ def recalibrate(preds: Any, method: str, *, fit_fraction: float = 0.5, seed: Any
     >>> conf = rng.uniform(0.5, 1.0, 600)
     >>> truth = np.where(rng.uniform(size=600) < conf - 0.2, "a", "b")
     >>> p = Predictions.from_top1(["a"] * 600, conf, truth, classes=["a", "b"])
-    >>> out = recalibrate(p, "platt", seed=1, draws=500)
+    >>> out = recalibrate(p, "platt", seed=1, n_draws=500)
     >>> out["n_fit"], out["after"]["ece"] < out["before"]["ece"], out["p_improved"]["nll"] > 0.95
     (300, True, True)
     """
@@ -164,14 +164,14 @@ def recalibrate(preds: Any, method: str, *, fit_fraction: float = 0.5, seed: Any
         nll_b, brier_b = top_label_scores(conf_before, y_eval)
         nll_a, brier_a = top_label_scores(conf_after, y_eval)
         scoring = "top-label"
-    before, post_b, raw_b = _side(conf_before, y_eval, nll_b, brier_b, bins, draws, ci_prob, rng)
-    after, post_a, raw_a = _side(conf_after, y_eval, nll_a, brier_a, bins, draws, ci_prob, rng)
+    before, post_b, raw_b = _side(conf_before, y_eval, nll_b, brier_b, bins, n_draws, ci_prob, rng)
+    after, post_a, raw_a = _side(conf_after, y_eval, nll_a, brier_a, bins, n_draws, ci_prob, rng)
     from pbassess.metrics import bayesian_bootstrap
 
     p_improved = {
         "ece": float(np.mean(raw_a["ece"] < raw_b["ece"])),
-        "nll": float(np.mean(bayesian_bootstrap(nll_a - nll_b, n_draws=draws, seed=rng) < 0)),
-        "brier": float(np.mean(bayesian_bootstrap(brier_a - brier_b, n_draws=draws, seed=rng) < 0)),
+        "nll": float(np.mean(bayesian_bootstrap(nll_a - nll_b, n_draws=n_draws, seed=rng) < 0)),
+        "brier": float(np.mean(bayesian_bootstrap(brier_a - brier_b, n_draws=n_draws, seed=rng) < 0)),
     }
     return {"method": method, "params": rec.params, "before": before, "after": after,
             "posterior": {"before": post_b, "after": post_a}, "p_improved": p_improved,

@@ -82,7 +82,7 @@ def _posterior_entry(freq: float, draws: np.ndarray, ci_prob: float) -> dict[str
     return {"frequentist": _num(freq), "mean": float(np.mean(draws)), "hdi": [float(lo), float(hi)]}
 
 
-def calibration_json_extras(result: Any, *, eps: Any = DEFAULT_EPS, seed: Any = 0, draws: int = 4000) -> dict[str, Any]:
+def calibration_json_extras(result: Any, *, eps: Any = DEFAULT_EPS, seed: Any = 0, n_draws: int = 4000) -> dict[str, Any]:
     """Extra JSON keys of a calibration result (see the module docstring).
 
     Examples
@@ -90,7 +90,7 @@ def calibration_json_extras(result: Any, *, eps: Any = DEFAULT_EPS, seed: Any = 
     >>> from pbassess import Predictions
     >>> from pbassess.assess.calibration import assess_calibration
     >>> p = Predictions.from_top1(["a", "b"] * 50, [0.95, 0.65] * 50, ["a", "a"] * 50)
-    >>> extras = calibration_json_extras(assess_calibration(p, bins=4, seed=0), draws=500)
+    >>> extras = calibration_json_extras(assess_calibration(p, bins=4, seed=0), n_draws=500)
     >>> extras["mce"]["frequentist"], sorted(extras["p_below"])
     (0.65, ['0.01', '0.02', '0.05'])
     """
@@ -114,7 +114,7 @@ def calibration_json_extras(result: Any, *, eps: Any = DEFAULT_EPS, seed: Any = 
     # the lazy entries kept with the result are computed once, whichever of JSON or save asks first
     out.update(stored.resolve() if isinstance(stored, ItemLevelJson) else _item_level_values(result))
     clipped = np.clip(s, 1e-6, 1 - 1e-6)
-    shrink = shrinkage_posterior(n, k, clipped, w / w.sum(), draws=draws, seed=seed)["ece"]
+    shrink = shrinkage_posterior(n, k, clipped, w / w.sum(), n_draws=n_draws, seed=seed)["ece"]
     lo, hi = hdi_from_draws(shrink, ci)
     p = prob_below(shrink, sorted({*np.atleast_1d(eps).tolist(), 0.02}))
     out["shrinkage_ece"] = {"mean": float(shrink.mean()), "hdi": [float(lo), float(hi)]}

@@ -86,7 +86,7 @@ def pool_bins(confidence: Any, correct: Any, labeled: Any, bins: Any = 10, *, bi
     }
 
 
-def beta_metric_draws(bins: dict, *, pseudocount: float = 2.0, draws: int = 4000, seed: Any = None) -> dict:
+def beta_metric_draws(bins: dict, *, pseudocount: float = 2.0, n_draws: int = 4000, seed: Any = None) -> dict:
     """Draws of ECE, MCE, RMSCE and ACE under independent Beta posteriors centred on the diagonal.
 
     Returns a dict of (draws,) arrays plus ``accuracy`` (draws, B) and ``plugin_ece``.
@@ -94,14 +94,14 @@ def beta_metric_draws(bins: dict, *, pseudocount: float = 2.0, draws: int = 4000
     Examples
     --------
     >>> b = pool_bins([0.2, 0.8, 0.9, 0.6] * 25, [0, 1, 1, 1] * 25, [True] * 100, 2)
-    >>> out = beta_metric_draws(b, draws=500, seed=0)
+    >>> out = beta_metric_draws(b, n_draws=500, seed=0)
     >>> sorted(out), out["ece"].shape
     (['accuracy', 'ace', 'ece', 'mce', 'plugin_ece', 'rmsce'], (500,))
     """
     w, s = bins["bin_weight"], bins["bin_score"]
     alpha, beta = beta_prior("informed", s.size, float(pseudocount), mean=s)
     a, b = beta_posterior(bins["correct"], bins["n"], alpha, beta)
-    theta = beta_draws(a, b, int(draws), as_generator(seed))
+    theta = beta_draws(a, b, int(n_draws), as_generator(seed))
     occupied = bins["n_pool"] > 0
     return {
         "accuracy": theta, "ece": ece_from_draws(theta, w, s), "mce": mce_from_draws(theta, s, occupied),
@@ -115,7 +115,7 @@ MIN_LABELS: int = 1000
 
 
 def calibration_decision(bins: dict, *, eps: Any = DEFAULT_EPS, decide_eps: float = 0.02, level: float = 0.9,
-                         min_labels: int = MIN_LABELS, draws: int = 4000, seed: Any = None,
+                         min_labels: int = MIN_LABELS, n_draws: int = 4000, seed: Any = None,
                          **prior: Any) -> dict[str, Any]:
     """Shrinkage-model ECE posterior, ``P(ECE < eps)`` and the decision "calibrated".
 
@@ -138,14 +138,14 @@ def calibration_decision(bins: dict, *, eps: Any = DEFAULT_EPS, decide_eps: floa
     >>> idx, correct = pool.draw_labels(2000, seed=2)
     >>> labeled = np.zeros(pool.confidence.size, bool); labeled[idx] = True
     >>> y = np.zeros(pool.confidence.size, bool); y[idx] = correct
-    >>> out = calibration_decision(pool_bins(pool.confidence, y, labeled), draws=1000, seed=3)
+    >>> out = calibration_decision(pool_bins(pool.confidence, y, labeled), n_draws=1000, seed=3)
     >>> out["calibrated"], bool(out["ece_mean"] > 0.03)
     (False, True)
     """
     if not 0 < level < 1:
         raise ConfigError(f"level must lie strictly between 0 and 1, got {level!r}")
     thresholds = sorted({*np.atleast_1d(np.asarray(eps, dtype=float)).tolist(), float(decide_eps)})
-    post = shrinkage_posterior(bins["n"], bins["correct"], bins["bin_score"], bins["bin_weight"], draws=draws,
+    post = shrinkage_posterior(bins["n"], bins["correct"], bins["bin_score"], bins["bin_weight"], n_draws=n_draws,
                                seed=seed, **prior)
     p = prob_below(post["ece"], thresholds)
     above = bool(p[float(decide_eps)] > level)

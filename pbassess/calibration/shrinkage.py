@@ -106,7 +106,7 @@ def _hyper_log_post(grid, lik, mu_scale, tau_scale) -> np.ndarray:
     return out
 
 
-def shrinkage_posterior(n: Any, correct: Any, bin_score: Any, bin_weight: Any, *, draws: int = 4000,
+def shrinkage_posterior(n: Any, correct: Any, bin_score: Any, bin_weight: Any, *, n_draws: int = 4000,
                         seed: Any = None, mu_scale: float = MU_SCALE, tau_scale: float = TAU_SCALE) -> dict[str, np.ndarray]:
     """Posterior draws of the shrinkage calibration model by numerical integration.
 
@@ -118,7 +118,7 @@ def shrinkage_posterior(n: Any, correct: Any, bin_score: Any, bin_weight: Any, *
         Mean pool score ``s_b`` per bin (strictly inside (0, 1)).
     bin_weight : array_like, shape (B,)
         Pool share ``p_b`` per bin (sums to one).
-    draws : int
+    n_draws : int
     seed : int or numpy.random.Generator, optional
     mu_scale, tau_scale : float
         Prior scales (see the module docstring).
@@ -130,7 +130,7 @@ def shrinkage_posterior(n: Any, correct: Any, bin_score: Any, bin_weight: Any, *
 
     Examples
     --------
-    >>> post = shrinkage_posterior([500, 500], [350, 450], [0.7, 0.9], [0.5, 0.5], draws=1000, seed=0)
+    >>> post = shrinkage_posterior([500, 500], [350, 450], [0.7, 0.9], [0.5, 0.5], n_draws=1000, seed=0)
     >>> bool((post["ece"] < 0.02).mean() > 0.5), post["accuracy"].shape
     (True, (1000, 2))
     """
@@ -143,11 +143,11 @@ def shrinkage_posterior(n: Any, correct: Any, bin_score: Any, bin_weight: Any, *
     lik = np.exp(_log_lik(grid, n_arr, k_arr, base))
     log_post = _hyper_log_post(grid, lik, mu_scale, tau_scale)
     prob = np.exp(log_post - log_post.max()).ravel()
-    cells = rng.choice(prob.size, size=int(draws), p=prob / prob.sum())
+    cells = rng.choice(prob.size, size=int(n_draws), p=prob / prob.sum())
     tau_idx, mu_idx = np.divmod(cells, grid.size)
     tau = _TAUS[tau_idx]
     delta = _conditional_deltas(grid, lik, mu_idx, tau, rng)
-    mu = grid[mu_idx] + rng.uniform(-_STEP / 2, _STEP / 2, size=int(draws))
+    mu = grid[mu_idx] + rng.uniform(-_STEP / 2, _STEP / 2, size=int(n_draws))
     theta = expit(base[None, :] + delta)
     return {"mu": mu, "tau": tau, "delta": delta, "accuracy": theta,
             "ece": np.sum(w_arr * np.abs(theta - s_arr), axis=-1)}

@@ -311,7 +311,7 @@ def _inference_type(choices: tuple[str, ...]):
 
 def add_inference(p: argparse.ArgumentParser, choices: tuple[str, ...] = ("conjugate", "nuts"),
                   default: str | None = "conjugate", default_note: str | None = None,
-                  draws_default: str = "the fit's", draws_minimum: int = 1) -> None:
+                  draws_default: str = "the fit's", draws_minimum: int = 1, draws_help: str | None = None) -> None:
     """``--inference`` (only the choices the command has), ``--draws`` and, with NUTS, ``--tune``, ``--chains``,
     ``--target-accept``.
 
@@ -326,7 +326,8 @@ def add_inference(p: argparse.ArgumentParser, choices: tuple[str, ...] = ("conju
                         "--engine and mcmc are old spellings")
     p.set_defaults(pb_inference_choices=choices)
     p.add_argument("--draws", default=None, type=_checked("--draws", integer=True, minimum=draws_minimum), metavar="D",
-                   help=f"posterior draws per chain (4 chains), in either inference (default {draws_default})")
+                   help=f"{draws_help or 'posterior draws per chain (4 chains), in either inference'} "
+                        f"(default {draws_default})")
     if "nuts" in choices:
         _mark(p, "nuts")
         p.add_argument("--tune", default=None, type=_checked("--tune", integer=True, minimum=0), metavar="T",

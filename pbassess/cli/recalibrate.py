@@ -48,7 +48,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--fit-fraction", default="0.5", metavar="F",
                    help="share of the labeled items used to fit (default 0.5)")
     p.add_argument("--bins", default="10", metavar="B", help="equal-width bins of the ECE and of histogram binning")
-    opt.add_inference(p, choices=("conjugate",), draws_default="2000")
+    opt.add_inference(p, choices=("conjugate",), draws_default="2000", draws_help="Monte Carlo draws of each before/after posterior (no chains)")
     opt.add_seed(p, "the split and the posterior draws")
     opt.add_interval(p)
     opt.add_output(p, "the result (.json), report.md")
@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     seed = opt.seed_value(args)
     preds = opt.load_data_args(args)
     with opt.progress(args):
-        out = recalibrate(preds, args.method, fit_fraction=fraction, seed=seed, bins=bins, draws=draws,
+        out = recalibrate(preds, args.method, fit_fraction=fraction, seed=seed, bins=bins, n_draws=draws,
                           ci_prob=opt.ci_prob_value(args))
     out["seed"] = seed
     sentence = (f"{args.method} recalibration of {args.data}: fitted on {out['n_fit']:,} labeled items, "

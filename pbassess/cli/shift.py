@@ -61,7 +61,7 @@ def register(subparsers: Any) -> None:
                    help="the out-of-distribution items (default: a column holding 'ood'; 'none' for none)")
     p.add_argument("--bins", default=None, metavar="B", help=f"ECE bins (default {DEFAULT_BINS})")
     opt.add_inference(p, choices=("conjugate",), draws_default=f"{DEFAULT_N_DRAWS} per cell; 0 for none",
-                      draws_minimum=0)
+                      draws_minimum=0, draws_help="Monte Carlo draws of each posterior (no chains: the table has exact conjugate and bootstrap draws)")
     opt.add_seed(p)
     opt.add_interval(p)
     opt.add_output(p, "the table (.nc), its figure and report.md")
@@ -147,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
     model_column = None if handled else (None if args.model_column == "none" else args.model_column)
     with opt.progress(args):
         ds = shift_table(data, by=args.by, model_column=model_column, models=None if handled else models,
-                         ood=args.ood, bins=bins, ci_prob=ci_prob, draws=draws, seed=seed)
+                         ood=args.ood, bins=bins, ci_prob=ci_prob, n_draws=draws, seed=seed)
     records = shift_records(ds)
     for record in records:  # the output is a list of (level, model) objects: each records the seed
         record["seed"] = seed

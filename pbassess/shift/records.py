@@ -43,7 +43,7 @@ def shift_records(ds) -> list[dict[str, Any]]:
     >>> from pbassess import Predictions
     >>> p = Predictions.from_probs([[0.9, 0.1], [0.2, 0.8]], [0, 0])
     >>> from pbassess.shift import shift_table
-    >>> r = shift_records(shift_table(p, draws=100, seed=0))[0]
+    >>> r = shift_records(shift_table(p, n_draws=100, seed=0))[0]
     >>> r["level"], r["n"], r["accuracy"], "auroc_ood" in r
     ('all', 2, 0.5, False)
     """

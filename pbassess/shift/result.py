@@ -43,7 +43,7 @@ class ShiftResult(AssessmentResult):
     >>> rng = np.random.default_rng(0)
     >>> probs = rng.dirichlet(np.ones(3), size=60)
     >>> p = Predictions.from_probs(probs, [int(np.argmax(q)) for q in probs], groups={"sev": ["1", "2"] * 30})
-    >>> res = shift_table(p, by="sev", draws=200, seed=0)
+    >>> res = shift_table(p, by="sev", n_draws=200, seed=0)
     >>> type(res).__name__, res["accuracy"].sizes["level"], res.posterior["ece"].dims
     ('ShiftResult', 2, ('chain', 'draw', 'level', 'model'))
     >>> back = pbassess.load_result(res.save(pathlib.Path(tempfile.mkdtemp()) / "shift.nc"))

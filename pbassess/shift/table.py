@@ -183,7 +183,7 @@ def _posterior_draws(cell: dict[str, Any], n_draws: int, rng: np.random.Generato
 
 def shift_table(preds: Any, *, by: str | None = None, model_column: str | None = "auto", models: Any = None,
                 ood: Any = "auto", bins: Any = DEFAULT_BINS, thresholds: Any = M.CONFIDENCE_THRESHOLDS,
-                ci_prob: float = CI_PROB, draws: int = DEFAULT_N_DRAWS, seed: Any = None):
+                ci_prob: float = CI_PROB, n_draws: int = DEFAULT_N_DRAWS, seed: Any = None):
     """Shift metrics with posteriors per (level, model).
 
     Parameters
@@ -204,8 +204,8 @@ def shift_table(preds: Any, *, by: str | None = None, model_column: str | None =
         The OOD items, excluded from the levels and used for ``auroc_ood``.
     bins : int or edges
         Calibration bins of the ECE.
-    draws : int
-        Posterior draws per (level, model); 0 skips the posteriors.
+    n_draws : int
+        Monte Carlo posterior draws per (level, model); 0 skips the posteriors.
 
     Returns
     -------
@@ -224,15 +224,15 @@ def shift_table(preds: Any, *, by: str | None = None, model_column: str | None =
     >>> probs = rng.dirichlet(np.ones(3), size=60)
     >>> labels = [int(np.argmax(q)) for q in probs]
     >>> p = Predictions.from_probs(probs, labels, groups={"sev": ["1", "2"] * 30})
-    >>> ds = shift_table(p, by="sev", draws=200, seed=0)
+    >>> ds = shift_table(p, by="sev", n_draws=200, seed=0)
     >>> ds["accuracy"].sizes["level"], float(ds["accuracy"].sel(level="1").item())
     (2, 1.0)
     """
 
     from pbassess.stats.sampling import as_generator
 
-    if isinstance(draws, bool) or not isinstance(draws, (int, np.integer)) or draws < 0:
-        raise ConfigError(f"draws must be a whole number >= 0, got {draws!r}")
+    if isinstance(n_draws, bool) or not isinstance(n_draws, (int, np.integer)) or n_draws < 0:
+        raise ConfigError(f"n_draws must be a whole number >= 0, got {n_draws!r}")
     rng = as_generator(seed)
     table = split_models(preds, model_column, models)
     thresholds = np.asarray(thresholds, dtype=float)
@@ -246,9 +246,9 @@ def shift_table(preds: Any, *, by: str | None = None, model_column: str | None =
         level_of = np.full(p.n_items, ALL_LEVEL, dtype=object) if by is None else _by_column(p, by)
         split[name] = (is_ood, level_of)
     levels = _level_order(np.concatenate([lv[~o] for o, lv in split.values()]))
-    options = {"bins": bins, "thresholds": thresholds, "entropy_edges": entropy_edges, "draws": int(draws), "rng": rng}
+    options = {"bins": bins, "thresholds": thresholds, "entropy_edges": entropy_edges, "draws": int(n_draws), "rng": rng}
     per_model = {name: _model_rows(p, *split[name], levels, **options) for name, p in table.items()}
-    ds = _assemble(per_model, levels, thresholds, entropy_edges, draws, ci_prob, by, ood, bins)
+    ds = _assemble(per_model, levels, thresholds, entropy_edges, n_draws, ci_prob, by, ood, bins)
     if by is not None and not isinstance(by, str):
         parts = [lv.split("/") for lv in levels]
         for i, column in enumerate(by):
@@ -377,7 +377,7 @@ def worsening(ds, metric: str = "ece", *, levels: Any = None) -> Any:
     >>> probs = np.tile([[0.9, 0.1]], (400, 1))
     >>> labels = np.r_[np.zeros(180), rng.random(20) < 0.5, np.zeros(100), np.ones(100)].astype(int)
     >>> p = Predictions.from_probs(probs, labels, groups={"sev": ["1"] * 200 + ["2"] * 200})
-    >>> w = worsening(shift_table(p, by="sev", draws=2000, seed=0), "accuracy")
+    >>> w = worsening(shift_table(p, by="sev", n_draws=2000, seed=0), "accuracy")
     >>> bool(w["p_monotone"].item() > 0.99)
     True
     """
@@ -414,7 +414,7 @@ def pool_levels(ds, levels: Any = None):
     --------
     >>> from pbassess import Predictions
     >>> p = Predictions.from_probs([[0.9, 0.1], [0.4, 0.6], [0.8, 0.2]], [0, 0, 0], groups={"s": ["1", "2", "2"]})
-    >>> pooled = pool_levels(shift_table(p, by="s", draws=0))
+    >>> pooled = pool_levels(shift_table(p, by="s", n_draws=0))
     >>> pooled["count_at_confidence"].sel(threshold=0.5).values.tolist()
     [3.0]
     >>> round(float(pooled["accuracy_at_confidence"].sel(threshold=0.0).item()), 4)
@@ -452,7 +452,7 @@ def histogram_sets(ds, sets: dict[str, Any], kind: str = "entropy", *, ood_label
     --------
     >>> from pbassess import Predictions
     >>> p = Predictions.from_probs([[0.9, 0.1], [0.5, 0.5]], [0, None], groups={"s": ["test", "ood"]})
-    >>> h = histogram_sets(shift_table(p, by="s", draws=0), {"test": ["test"]}, "confidence")
+    >>> h = histogram_sets(shift_table(p, by="s", n_draws=0), {"test": ["test"]}, "confidence")
     >>> h["set"].values.tolist(), float(h.sel(set="OOD").sum())
     (['test', 'OOD'], 1.0)
     """

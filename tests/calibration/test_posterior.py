@@ -17,7 +17,7 @@ def test_pool_bins_and_beta_draws_against_closed_forms(rng):
     b = pool_bins(s, y, labeled, 5)
     assert b["n_pool"].sum() == 3000 and b["n"].sum() == labeled.sum()
     assert b["correct"].sum() == (y & labeled).sum()
-    out = beta_metric_draws(b, pseudocount=2.0, draws=20000, seed=1)
+    out = beta_metric_draws(b, pseudocount=2.0, n_draws=20000, seed=1)
     a, bb = beta_posterior(b["correct"], b["n"], *beta_prior("informed", 5, 2.0, mean=b["bin_score"]))
     # bin accuracies: exact Beta means, 5 Monte Carlo SEs
     sd = np.sqrt(a * bb / ((a + bb) ** 2 * (a + bb + 1)))

@@ -111,7 +111,7 @@ def test_recalibrate_improves_a_miscalibrated_model_and_reports_posteriors():
     truth = np.where(rng.uniform(size=4000) < conf - 0.15, "a", "b")
     p = Predictions.from_top1(["a"] * 4000, conf, truth, classes=["a", "b"])
     for method in ("platt", "histogram", "isotonic", "beta"):
-        out = recalibrate(p, method, seed=2, draws=1000)
+        out = recalibrate(p, method, seed=2, n_draws=1000)
         assert out["scoring"] == "top-label" and out["n_fit"] == out["n_eval"] == 2000
         assert out["before"]["ece"] == pytest.approx(0.15, abs=0.02)  # the true ECE
         assert out["after"]["ece"] < 0.04
@@ -123,7 +123,7 @@ def test_recalibrate_improves_a_miscalibrated_model_and_reports_posteriors():
 def test_recalibrate_temperature_on_svhn(shared_data_dir):
     from pbassess import load_data
 
-    out = recalibrate(load_data("svhn-resnet"), "temperature", seed=0, draws=1000)
+    out = recalibrate(load_data("svhn-resnet"), "temperature", seed=0, n_draws=1000)
     assert out["scoring"] == "multiclass" and out["params"]["temperature"] > 1  # SVHN's ResNet is overconfident
     assert out["after"]["nll"] < out["before"]["nll"]
 

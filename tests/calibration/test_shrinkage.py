@@ -15,7 +15,7 @@ def test_without_labels_the_posterior_is_the_prior():
     from scipy.integrate import quad
     from scipy.stats import norm
 
-    post = shrinkage_posterior([0, 0], [0, 0], [0.7, 0.9], [0.5, 0.5], draws=20000, seed=1)
+    post = shrinkage_posterior([0, 0], [0, 0], [0.7, 0.9], [0.5, 0.5], n_draws=20000, seed=1)
 
     def horseshoe_cdf(x):  # P(|mu| < x), mu ~ Normal(0, lam), lam ~ HalfCauchy(MU_SCALE)
         return quad(lambda lam: 2 / (np.pi * MU_SCALE * (1 + (lam / MU_SCALE) ** 2)) * (2 * norm.cdf(x / lam) - 1),
@@ -36,7 +36,7 @@ def test_posterior_concentrates_on_the_truth_with_many_labels():
     theta = 1 / (1 + np.exp(-(np.log(s / (1 - s)) - 0.4)))
     n = np.full(4, 20000)
     k = np.round(n * theta).astype(int)
-    post = shrinkage_posterior(n, k, s, np.full(4, 0.25), draws=4000, seed=2)
+    post = shrinkage_posterior(n, k, s, np.full(4, 0.25), n_draws=4000, seed=2)
     assert post["mu"].mean() == pytest.approx(-0.4, abs=0.03)
     true_ece = np.mean(np.abs(theta - s))
     assert post["ece"].mean() == pytest.approx(true_ece, abs=0.003)
@@ -50,7 +50,7 @@ def test_integration_engine_agrees_with_nuts():
     k = np.array([10, 40, 115, 255, 470])
     s = np.array([0.55, 0.65, 0.75, 0.85, 0.95])
     w = np.array([0.1, 0.15, 0.2, 0.25, 0.3])
-    quad = shrinkage_posterior(n, k, s, w, draws=8000, seed=3)
+    quad = shrinkage_posterior(n, k, s, w, n_draws=8000, seed=3)
     idata = sample_posterior(shrinkage_model(n, k, s, w), seed=4,
                              sample_kwargs={"draws": 300, "tune": 300, "chains": 2, "target_accept": 0.95})
     import arviz as az
@@ -72,7 +72,7 @@ def _decide(pool, n, seed):
     labeled[idx] = True
     y = np.zeros(pool.confidence.size, bool)
     y[idx] = correct
-    return calibration_decision(pool_bins(pool.confidence, y, labeled), draws=1500, seed=seed)
+    return calibration_decision(pool_bins(pool.confidence, y, labeled), n_draws=1500, seed=seed)
 
 
 @pytest.mark.slow

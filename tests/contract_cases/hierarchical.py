@@ -29,7 +29,7 @@ def _noise_table():
     corruption = p.group("corruption").astype(str)
     method = p.group("method").astype(str)
     keep = (method == "vanilla") & np.isin(corruption, ["none", "gaussian-noise"])
-    return shift_table(p.subset(keep), by="intensity", draws=0)
+    return shift_table(p.subset(keep), by="intensity", n_draws=0)
 
 
 def _accuracy_trend(inference, seed):

@@ -240,7 +240,7 @@ def _shift(digits, tmp_path):
 
     level = np.where(np.arange(digits.n_items) % 2, "clean", "noisy")
     preds = Predictions.from_probs(digits.probs, digits.labels, classes=digits.classes, groups={"level": level})
-    return shift_table(preds, by="level", draws=200, seed=0)
+    return shift_table(preds, by="level", n_draws=200, seed=0)
 
 
 def _hierarchical(digits, tmp_path):

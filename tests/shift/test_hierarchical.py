@@ -57,7 +57,7 @@ def _calibration_table(rng, offsets, n=400):
         labels += np.where(right, 0, 1).tolist()
         level += [str(lv)] * n
     preds = Predictions.from_probs(np.vstack(probs), labels, groups={"intensity": level})
-    return shift_table(preds, by="intensity", draws=0, bins=5)
+    return shift_table(preds, by="intensity", n_draws=0, bins=5)
 
 
 @pytest.mark.slow

@@ -31,7 +31,7 @@ def table():
                 meth += [method] * 50
     preds = Predictions.from_probs(np.vstack(probs), labels,
                                    groups={"corruption": corr, "intensity": inten, "method": meth})
-    return shift_table(preds, by=("corruption", "intensity"), draws=200, seed=0)
+    return shift_table(preds, by=("corruption", "intensity"), n_draws=200, seed=0)
 
 
 def _legend_outside(fig, ax):

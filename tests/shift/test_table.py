@@ -34,7 +34,7 @@ def _synthetic(seed=0, n=300):
 
 @pytest.fixture(scope="module")
 def table():
-    return shift_table(_synthetic(), by="severity", draws=500, seed=1)
+    return shift_table(_synthetic(), by="severity", n_draws=500, seed=1)
 
 
 def test_table_values_equal_direct_computations(table):
@@ -104,7 +104,7 @@ def test_accuracy_worsens_with_label_noise(table):
 
 def test_one_level_and_one_model_without_columns():
     p = Predictions.from_probs([[0.9, 0.1], [0.3, 0.7], [0.6, 0.4]], [0, 1, 1], name="toy")
-    ds = shift_table(p, draws=0)
+    ds = shift_table(p, n_draws=0)
     assert ds["level"].values.tolist() == ["all"] and ds["model"].values.tolist() == ["toy"]
     assert "accuracy_hdi" not in ds
     assert float(ds["accuracy"].item()) == pytest.approx(2 / 3)
@@ -113,18 +113,18 @@ def test_one_level_and_one_model_without_columns():
 def test_bad_options_raise_one_line_errors():
     p = _synthetic(n=20)
     with pytest.raises(DataError, match="--by column 'nope' not found"):
-        shift_table(p, by="nope", draws=0)
+        shift_table(p, by="nope", n_draws=0)
     with pytest.raises(ConfigError, match="COLUMN=VALUE"):
         find_ood(p, "corruption")
     with pytest.raises(ConfigError, match="draws must be a whole number"):
-        shift_table(p, draws=-1)
+        shift_table(p, n_draws=-1)
     with pytest.raises(DataError, match="no item has"):
         find_ood(p, "severity=9")
     with pytest.raises(DataError, match="model 'x' not found"):
         split_models(p, models=["x"])
     top1 = Predictions.from_top1(["a", "b"], [0.9, 0.8], ["a", "a"])
     with pytest.raises(DataError, match="full probability vectors"):
-        shift_table(top1, draws=0)
+        shift_table(top1, n_draws=0)
 
 
 def test_level_sums_agree_with_the_counting_layer():
@@ -133,7 +133,7 @@ def test_level_sums_agree_with_the_counting_layer():
     import pbassess
 
     p = pbassess.load_data("digits-shift")
-    ds = shift_table(p, by="environment", draws=0)
+    ds = shift_table(p, by="environment", n_draws=0)
     cells = counting.count_cells(p, by=("environment",), item_stats=("brier", "entropy"), labeled_only=True)
     for env in ds["level"].values.tolist():
         c = cells.sel(environment=env)
@@ -148,7 +148,7 @@ def test_level_sums_agree_with_the_counting_layer():
 def test_models_with_different_levels_share_one_level_axis():
     a = Predictions.from_probs([[0.9, 0.1], [0.2, 0.8]], [0, 1], groups={"year": ["2015", "2016"]})
     b = Predictions.from_probs([[0.6, 0.4], [0.3, 0.7]], [1, 1], groups={"year": ["2016", "2017"]})
-    ds = shift_table({"a": a, "b": b}, by="year", draws=50, seed=0)
+    ds = shift_table({"a": a, "b": b}, by="year", n_draws=50, seed=0)
     assert ds["level"].values.tolist() == ["2015", "2016", "2017"]
     assert np.isnan(float(ds["accuracy"].sel(level="2017", model="a")))
     assert float(ds["accuracy"].sel(level="2016", model="b")) == 0.0
