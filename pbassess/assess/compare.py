@@ -63,6 +63,7 @@ from pbassess.assess.rope_labeling import (
     simulate_rope_labeling,
 )
 from pbassess.constants import CI_PROB, DEFAULT_BINS, DEFAULT_PSEUDOCOUNT
+from pbassess.counting.core import cell_counts
 from pbassess.errors import ConfigError, DataError
 from pbassess.inference import fit
 from pbassess.metrics.registry import metrics_used_by
@@ -360,7 +361,7 @@ def _paired_spec(preds: list[Any], sel: np.ndarray, metric: str, pc: float, name
     rel = relevant[0] & sel
     s = np.stack([x[rel] for x in success])  # (model, item)
     outcome = joint_outcome_index(s)
-    counts = np.bincount(outcome, minlength=2 ** len(names))
+    counts = cell_counts(outcome, 2 ** len(names))
     offset = None
     if metric == "calibration-bias":
         offset = np.array([np.asarray(p.confidence, dtype=float)[sel].mean() for p in preds])

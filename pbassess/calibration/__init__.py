@@ -12,44 +12,45 @@ keys ``assess --metric calibration --json`` adds), :mod:`~pbassess.calibration.s
 (synthetic classifiers with known calibration).
 """
 
-from pbassess.calibration.binning import (
-    CONVENTIONS,
-    assign_bins,
-    bin_sums,
-    equal_mass_edges,
-    equal_width_edges,
-)
-from pbassess.calibration.evaluation import recalibrate
-from pbassess.calibration.metrics import (
-    adaptive_calibration_error,
-    classwise_ece,
-    debiased_ece,
-    expected_calibration_error,
-    marginal_calibration_error,
-    max_calibration_error,
-    predicted_class_ece,
-    rms_calibration_error,
-    top_label_ece,
-)
-from pbassess.calibration.posterior import (
-    beta_metric_draws,
-    calibration_decision,
-    compare_ece_estimators,
-    pool_bins,
-)
-from pbassess.calibration.recalibration import (
-    METHODS,
-    apply_top1,
-    fit_beta,
-    fit_histogram,
-    fit_isotonic,
-    fit_platt,
-    fit_recalibrator,
-    fit_temperature,
-)
-from pbassess.calibration.shrinkage import sample_shrinkage, shrinkage_model, shrinkage_posterior
-from pbassess.calibration.simulate import synthetic_pool
-from pbassess.calibration.smooth import smooth_ece, smooth_reliability_curve
+from pbassess._lazy import lazy_exports
+
+#: Each public name and the module it lives in (imported on first use: see :mod:`pbassess._lazy`).
+_EXPORTS = {
+    "CONVENTIONS": "pbassess.calibration.binning",
+    "assign_bins": "pbassess.calibration.binning",
+    "bin_sums": "pbassess.calibration.binning",
+    "equal_mass_edges": "pbassess.calibration.binning",
+    "equal_width_edges": "pbassess.calibration.binning",
+    "recalibrate": "pbassess.calibration.evaluation",
+    "adaptive_calibration_error": "pbassess.calibration.metrics",
+    "classwise_ece": "pbassess.calibration.metrics",
+    "debiased_ece": "pbassess.calibration.metrics",
+    "expected_calibration_error": "pbassess.calibration.metrics",
+    "marginal_calibration_error": "pbassess.calibration.metrics",
+    "max_calibration_error": "pbassess.calibration.metrics",
+    "predicted_class_ece": "pbassess.calibration.metrics",
+    "rms_calibration_error": "pbassess.calibration.metrics",
+    "top_label_ece": "pbassess.calibration.metrics",
+    "beta_metric_draws": "pbassess.calibration.posterior",
+    "calibration_decision": "pbassess.calibration.posterior",
+    "compare_ece_estimators": "pbassess.calibration.posterior",
+    "pool_bins": "pbassess.calibration.posterior",
+    "METHODS": "pbassess.calibration.recalibration",
+    "apply_top1": "pbassess.calibration.recalibration",
+    "fit_beta": "pbassess.calibration.recalibration",
+    "fit_histogram": "pbassess.calibration.recalibration",
+    "fit_isotonic": "pbassess.calibration.recalibration",
+    "fit_platt": "pbassess.calibration.recalibration",
+    "fit_recalibrator": "pbassess.calibration.recalibration",
+    "fit_temperature": "pbassess.calibration.recalibration",
+    "sample_shrinkage": "pbassess.calibration.shrinkage",
+    "shrinkage_model": "pbassess.calibration.shrinkage",
+    "shrinkage_posterior": "pbassess.calibration.shrinkage",
+    "synthetic_pool": "pbassess.calibration.simulate",
+    "smooth_ece": "pbassess.calibration.smooth",
+    "smooth_reliability_curve": "pbassess.calibration.smooth",
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "CONVENTIONS", "METHODS", "adaptive_calibration_error", "apply_top1", "assign_bins", "beta_metric_draws",

@@ -27,7 +27,7 @@ __all__ = ["register", "run_explore", "run_surface"]
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    from pbassess.surface import ESTIMATORS
+    from pbassess.surface.estimators import ESTIMATORS
 
     opt.add_data(parser)
     parser.add_argument("--attributes", required=True, metavar="A,B,...",

@@ -11,24 +11,36 @@
   shared with the adaptive prior of active assessment.
 """
 
-from pbassess.estimation.active import (
-    active_sample,
-    ipw_mean_interval,
-    simulate_estimation,
-    uncertainty_weights,
-)
-from pbassess.estimation.api import METHODS, EstimationResult, estimate
-from pbassess.estimation.bayes import (
-    bayes_estimate,
-    cell_counts,
-    confidence_prior_model,
-    confidence_prior_spec,
-)
-from pbassess.estimation.compare_active import decision_probabilities, label_value, next_group
-from pbassess.estimation.eb import ConfidencePrior, fit_confidence_prior, laplace_draws
-from pbassess.estimation.frequentist import classical_interval, ppi_lambda, ppi_mean_interval
-from pbassess.estimation.items import MeanEstimand, item_statistic, region_codes
-from pbassess.estimation.result import BayesEstimateResult
+from pbassess._lazy import lazy_exports
+
+#: Each public name and the module it lives in (imported on first use: see :mod:`pbassess._lazy`).
+_EXPORTS = {
+    "active_sample": "pbassess.estimation.active",
+    "ipw_mean_interval": "pbassess.estimation.active",
+    "simulate_estimation": "pbassess.estimation.active",
+    "uncertainty_weights": "pbassess.estimation.active",
+    "EstimationResult": "pbassess.estimation.api",
+    "METHODS": "pbassess.estimation.api",
+    "estimate": "pbassess.estimation.api",
+    "bayes_estimate": "pbassess.estimation.bayes",
+    "cell_counts": "pbassess.estimation.bayes",
+    "confidence_prior_model": "pbassess.estimation.bayes",
+    "confidence_prior_spec": "pbassess.estimation.bayes",
+    "decision_probabilities": "pbassess.estimation.compare_active",
+    "label_value": "pbassess.estimation.compare_active",
+    "next_group": "pbassess.estimation.compare_active",
+    "ConfidencePrior": "pbassess.estimation.eb",
+    "fit_confidence_prior": "pbassess.estimation.eb",
+    "laplace_draws": "pbassess.estimation.eb",
+    "classical_interval": "pbassess.estimation.frequentist",
+    "ppi_lambda": "pbassess.estimation.frequentist",
+    "ppi_mean_interval": "pbassess.estimation.frequentist",
+    "MeanEstimand": "pbassess.estimation.items",
+    "item_statistic": "pbassess.estimation.items",
+    "region_codes": "pbassess.estimation.items",
+    "BayesEstimateResult": "pbassess.estimation.result",
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "METHODS", "BayesEstimateResult", "ConfidencePrior", "EstimationResult", "MeanEstimand", "active_sample",

@@ -180,7 +180,26 @@ def _gp_latent(name: str, X: np.ndarray, owner: np.ndarray, *, method: str, n_in
 
 
 def inducing_inputs(X: np.ndarray, n_inducing: int, rng: Any) -> np.ndarray:
-    """``n_inducing`` distinct arm inputs drawn at random (all distinct inputs when fewer)."""
+    """``n_inducing`` distinct arm inputs drawn at random (all distinct inputs when fewer).
+
+    Parameters
+    ----------
+    X : numpy.ndarray, shape (A, D)
+        The arms' inputs (repeated rows count once).
+    n_inducing : int
+    rng : int or numpy.random.Generator
+
+    Returns
+    -------
+    numpy.ndarray, shape (min(n_inducing, distinct rows), D)
+        Distinct rows of ``X``, in the order of ``numpy.unique``.
+
+    Examples
+    --------
+    >>> X = np.array([[0.0], [1.0], [1.0], [2.0]])
+    >>> inducing_inputs(X, 2, 0).shape, inducing_inputs(X, 10, 0).ravel().tolist()
+    ((2, 1), [0.0, 1.0, 2.0])
+    """
     uniq = np.unique(X, axis=0)
     m = min(int(n_inducing), uniq.shape[0])
     return uniq[np.sort(as_generator(rng).choice(uniq.shape[0], size=m, replace=False))]

@@ -21,16 +21,23 @@ setting (``benchmarks/surface_simple.py``, 20 seeds) the Dirichlet term halves t
 bias^2 0.022 against 0.040 but variance 0.043 against 0.023, MSE 0.065 against 0.064 (docs/surfaces.md).
 """
 
-from pbassess.surface.arms import ArmCounts, count_arms
-from pbassess.surface.conjugate import beta_i_posterior, cpredictor_posterior, pool_sparse_counts
-from pbassess.surface.fit import (
-           DEFAULT_SCALE_TERM,
-           ESTIMATORS,
-           INFERENCES,
-           fit_surface,
-           hide_labels,
-)
-from pbassess.surface.result import SurfaceResult
+from pbassess._lazy import lazy_exports
+
+#: Each public name and the module it lives in (imported on first use: see :mod:`pbassess._lazy`).
+_EXPORTS = {
+    "ArmCounts": "pbassess.surface.arms",
+    "count_arms": "pbassess.surface.arms",
+    "beta_i_posterior": "pbassess.surface.conjugate",
+    "cpredictor_posterior": "pbassess.surface.conjugate",
+    "pool_sparse_counts": "pbassess.surface.conjugate",
+    "DEFAULT_SCALE_TERM": "pbassess.surface.fit",
+    "ESTIMATORS": "pbassess.surface.estimators",
+    "INFERENCES": "pbassess.surface.estimators",
+    "fit_surface": "pbassess.surface.fit",
+    "hide_labels": "pbassess.surface.fit",
+    "SurfaceResult": "pbassess.surface.result",
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = ["DEFAULT_SCALE_TERM", "ESTIMATORS", "INFERENCES", "ArmCounts", "SurfaceResult", "beta_i_posterior",
            "count_arms", "cpredictor_posterior", "fit_surface", "hide_labels", "pool_sparse_counts"]

@@ -39,13 +39,12 @@ from pbassess.pymc_models.surface import (
 from pbassess.stats.sampling import as_generator
 from pbassess.surface.arms import ArmCounts, count_arms
 from pbassess.surface.conjugate import beta_summary
+from pbassess.surface.estimators import ESTIMATORS, INFERENCES
 from pbassess.surface.result import SurfaceResult
 
 __all__ = ["DEFAULT_SCALE_TERM", "ESTIMATORS", "INFERENCES", "SURFACE_SAMPLE_KWARGS", "VariationalSpec",
            "fit_surface", "hide_labels", "model_options_for", "surface_result"]
 
-ESTIMATORS = ("cpredictor", "beta-i", "berngp", "betagp", "betagp-sl", "betagp-slp", "additive")
-INFERENCES = ("conjugate", "nuts", "advi")
 #: Surface fits default to 4 chains x 250 draws after 500 tuning steps (conjugate fits: 4 x 250 exact draws).
 SURFACE_SAMPLE_KWARGS = {"draws": 250, "tune": 500, "chains": 4}
 #: ADVI's default number of optimisation steps (``sample_kwargs={"advi_iterations": ...}``).
