@@ -49,7 +49,7 @@ def region_intervals(data: str, by: str, labels: int, runs: int, seed: int):
             out["ppi"][r, g] = ppi_mean_interval(correct[lab & inside], conf[lab & inside], conf[inside & ~lab], 0.95)[1:3]
         cells = cell_counts(conf, codes, len(names), lab, correct)
         for m, flag in (("bayes shared map", False), ("bayes region offsets", True)):
-            out[m][r] = bayes_estimate(cells, draws=1000, seed=rng, region_offsets=flag)["ci"]
+            out[m][r] = bayes_estimate(cells, draws=250, seed=rng, region_offsets=flag)["ci"]
     return out, names, truth
 
 

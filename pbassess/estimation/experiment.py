@@ -210,7 +210,8 @@ def pool_intervals(conf: Any, correct: Any, n: int, runs: int, seed: int,
     cell_k = core_counts(item_cell[picks], base.n_pool.size, y[picks]).round().astype(np.int64)
     if "bayes" in out:
         # fits and Laplace covariances batched over the runs; each run's draws from its own stream
-        out["bayes"] = bayes_estimate_batch(base, cell_n, cell_k, draws=250, seed=rngs)  # 4 x 250: the 1,000 draws of before["ci"][:, 0]
+        # 4 chains x 250: the 1,000 draws of before
+        out["bayes"] = bayes_estimate_batch(base, cell_n, cell_k, draws=250, seed=rngs)["ci"][:, 0]
     for r, rng in enumerate(rngs):
         if "active" in out:
             chosen, pi = active_sample(conf, n, seed=rng)

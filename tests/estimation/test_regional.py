@@ -55,7 +55,7 @@ def test_a_region_miscalibrated_unlike_the_others_is_corrected():
     for seed in range(12):
         cells, truth = _pool(seed, offsets)
         for name, flag in (("shared", False), ("regional", True)):
-            out = bayes_estimate(cells, seed=seed, draws=1000, region_offsets=flag)
+            out = bayes_estimate(cells, seed=seed, draws=250, region_offsets=flag)  # 4 x 250 draws
             lo, hi = out["ci"][2]
             hits[name] += int(lo <= truth[2] <= hi)
             if flag:
@@ -67,8 +67,8 @@ def test_a_region_miscalibrated_unlike_the_others_is_corrected():
 
 def test_regions_that_agree_learn_a_small_spread_and_match_the_shared_map():
     cells, truth = _pool(5, np.zeros(3), label_share=0.05)
-    shared = bayes_estimate(cells, seed=0, draws=4000, region_offsets=False)
-    regional = bayes_estimate(cells, seed=0, draws=4000)
+    shared = bayes_estimate(cells, seed=0, draws=1000, region_offsets=False)  # 4 x 1000 draws
+    regional = bayes_estimate(cells, seed=0, draws=1000)
     assert regional["prior"]["region_sd"] < 0.35                    # HalfNormal(1) prior mean 0.8
     np.testing.assert_allclose(regional["mean"], shared["mean"], atol=0.01)
     assert np.all(regional["ci"][:, 0] <= truth) and np.all(truth <= regional["ci"][:, 1])
