@@ -13,7 +13,9 @@ summaries of a finished experiment.
   where success is all or nothing; the same as success for m = 1). The engine reports it at
   every log point beside success (``agreement`` in the ``simulate`` Dataset and JSON).
 * **Labels to MRR**: the fraction of the pool labeled when the run-averaged MRR first reaches
-  a threshold (0.99), NaN if it never does.
+  a threshold (0.99), NaN if it never does. Its estimand is the first log point at which the
+  *expected* MRR curve (the average over infinitely many runs) reaches the threshold; the
+  interval (:func:`labels_to_mrr_interval`) inverts a pointwise confidence band of that curve.
 """
 
 from __future__ import annotations
@@ -24,8 +26,8 @@ import numpy as np
 
 from pbassess.errors import ConfigError
 
-__all__ = ["agreement", "labels_to_mrr", "labels_to_mrr_interval", "mean_reciprocal_rank", "success",
-           "summary_table"]
+__all__ = ["agreement", "labels_to_mrr", "labels_to_mrr_interval", "mean_bounds", "mean_reciprocal_rank",
+           "success", "summary_table"]
 
 
 def mean_reciprocal_rank(estimate: Any, true_top: Any) -> float:
@@ -127,32 +129,97 @@ def labels_to_mrr(mrr: Any, labels: Any, n_items: int, threshold: float = 0.99) 
     return float(np.asarray(labels)[hit[0]] / n_items)
 
 
-def labels_to_mrr_interval(mrr: Any, labels: Any, n_items: int, threshold: float = 0.99, *, prob: float = 0.9,
-                           n_boot: int = 400, seed: Any = 0) -> tuple[float, float]:
-    """Bootstrap interval (resampling runs) of :func:`labels_to_mrr`: its Monte Carlo uncertainty.
+def mean_bounds(values: Any, prob: float = 0.9) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson-type score bounds of the mean of [0, 1]-valued runs, per log point (columns).
 
-    The first crossing of a run-averaged curve that creeps towards 1 is sensitive to the few
-    runs that are still wrong, so the same strategy can land a few log points apart in two
-    batches of runs; this interval says how far.
+    For a variable in [0, 1] with mean mu the variance is at most mu (1 - mu) (equality for
+    0/1), so the Wilson score interval of the run average with that variance bound is a
+    (conservative) interval for the expected value; it has width > 0 even when every run is 1,
+    where the Wald interval has none. Each bound is one-sided at level ``(1 + prob) / 2``.
+
+    Examples
+    --------
+    >>> lo, hi = mean_bounds(np.ones((20, 1)), 0.9)     # 20 runs, all at 1: mean >= 0.88
+    >>> round(float(lo[0]), 3), float(hi[0])
+    (0.881, 1.0)
+    """
+    from scipy import stats
+
+    x = np.clip(np.asarray(values, dtype=float), 0.0, 1.0)
+    if x.ndim == 1:
+        x = x[:, None]
+    runs = x.shape[0]
+    z = float(stats.norm.ppf((1 + prob) / 2))
+    m = x.mean(axis=0)
+    centre = (m + z**2 / (2 * runs)) / (1 + z**2 / runs)
+    half = z / (1 + z**2 / runs) * np.sqrt(m * (1 - m) / runs + z**2 / (4 * runs**2))
+    lo = np.where(m <= 0, 0.0, np.clip(centre - half, 0.0, 1.0))
+    hi = np.where(m >= 1, 1.0, np.clip(centre + half, 0.0, 1.0))
+    return lo, hi
+
+
+def labels_to_mrr_interval(mrr: Any, labels: Any, n_items: int, threshold: float = 0.99, *, prob: float = 0.9,
+                           n_boot: int = 400, seed: Any = 0, method: str = "band") -> tuple[float, float]:
+    """Confidence interval of the labels to MRR (:func:`labels_to_mrr`) of the expected MRR curve.
+
+    The estimand is the first log point t* at which the expected (infinitely-many-run) MRR
+    curve mu(t) reaches ``threshold``. ``method="band"`` (default) inverts pointwise bounds
+    ``L(t) <= mu(t) <= U(t)`` (:func:`mean_bounds`, one-sided at ``(1 + prob) / 2`` each):
+
+    * low = the first log point with ``U(t) >= threshold`` (before it, mu is below the threshold);
+    * high = the first log point with ``L(t) >= threshold`` (there mu has reached it), or 1 (the
+      whole pool) when no log point certifies it.
+
+    For an increasing mu, t* < low needs ``U(t*) < threshold <= mu(t*)`` - a miss of one
+    one-sided bound at the one point t*; t* > high needs ``L(t) >= threshold > mu(t)`` at some
+    t before t*, which for a curve rising to the threshold is dominated by the log points next
+    to t*. As ``U >= mean >= L``, ``low <= labels_to_mrr <= high`` always, and the interval can
+    extend on both sides of the estimate. With few runs it is honest rather than short: 20 runs
+    that all reach MRR 1 still only show mu >= 0.88 (90%), so a threshold of 0.99 is not
+    certified (high = 1). Coverage by simulation: ``tests/active/test_labels_to_target.py``.
+
+    ``method="bootstrap"`` is the construction before 0.x (resample runs, first crossing of the
+    resampled mean curve, percentile interval; ``n_boot`` replicates from ``seed``). It measures
+    the Monte Carlo spread of the estimate, not the estimand: where every run has reached MRR 1
+    at the estimate, no replicate can cross later, so its upper end equals the estimate.
 
     Returns
     -------
     (low, high) : tuple of float
-        Central ``prob`` interval; a bootstrap replicate that never reaches the threshold
-        counts as 1 (the whole pool) and the bound is NaN when that is all that is known.
+        Fractions of the pool; ``(nan, nan)`` when even ``U(t)`` never reaches the threshold.
 
     Examples
     --------
     >>> import numpy as np
-    >>> curves = np.array([[0.0, 1.0, 1.0]] * 9 + [[0.0, 0.0, 1.0]])  # one slow run in ten
+    >>> curves = np.array([[0.0, 1.0, 1.0]] * 39 + [[0.0, 0.0, 1.0]])  # one slow run in 40
     >>> labels_to_mrr(curves, [10, 20, 30], 30), labels_to_mrr_interval(curves, [10, 20, 30], 30)
     (1.0, (0.6666666666666666, 1.0))
+    >>> many = np.array([[0.5, 1.0, 1.0, 1.0]] * 400)                  # 400 runs, all at 1 from step 2
+    >>> labels_to_mrr(many, [10, 20, 30, 40], 40), labels_to_mrr_interval(many, [10, 20, 30, 40], 40)
+    (0.5, (0.5, 0.5))
     """
-    from pbassess.stats import as_generator
-
     curves = np.asarray(mrr, dtype=float)
     if curves.ndim != 2:
-        raise ConfigError("the bootstrap needs per-run curves (runs x steps)")
+        raise ConfigError("the interval needs per-run curves (runs x steps)")
+    if method == "bootstrap":
+        return _bootstrap_interval(curves, labels, n_items, threshold, prob, n_boot, seed)
+    if method != "band":
+        raise ConfigError(f"unknown labels-to-MRR interval method {method!r} (choose 'band' or 'bootstrap')")
+    steps = np.asarray(labels, dtype=float)
+    lower, upper = mean_bounds(curves, prob)
+    reach_hi = np.flatnonzero(upper >= threshold - 1e-12)
+    if reach_hi.size == 0:
+        return float("nan"), float("nan")
+    reach_lo = np.flatnonzero(lower >= threshold - 1e-12)
+    high = float(steps[reach_lo[0]] / n_items) if reach_lo.size else 1.0
+    return float(steps[reach_hi[0]] / n_items), high
+
+
+def _bootstrap_interval(curves: np.ndarray, labels: Any, n_items: int, threshold: float, prob: float, n_boot: int,
+                        seed: Any) -> tuple[float, float]:
+    """The percentile bootstrap over runs (``method="bootstrap"`` of :func:`labels_to_mrr_interval`)."""
+    from pbassess.stats import as_generator
+
     rng = as_generator(seed)
     runs = curves.shape[0]
     reps = np.empty(n_boot)
@@ -166,8 +233,8 @@ def labels_to_mrr_interval(mrr: Any, labels: Any, n_items: int, threshold: float
 def summary_table(ds: Any, threshold: float = 0.99):
     """The label-efficiency table of an experiment Dataset: one row per (strategy, prior).
 
-    Columns: ``labels_to_mrr`` (fraction of the pool) with its 90% bootstrap interval over runs
-    (``labels_to_mrr_low``, ``labels_to_mrr_high``), ``mrr_at_10pct``, ``success_at_10pct`` and
+    Columns: ``labels_to_mrr`` (fraction of the pool) with its 90% confidence interval
+    (:func:`labels_to_mrr_interval`; ``labels_to_mrr_low``, ``labels_to_mrr_high``), ``mrr_at_10pct``, ``success_at_10pct`` and
     ``agreement_at_10pct`` (run averages after 10% of the pool), ``final_mrr``, ``seconds``.
 
     Examples

@@ -1,7 +1,7 @@
 """The result of :func:`pbassess.active.simulate`: :class:`SimulationResult`.
 
 It holds the run curves of every (strategy, prior) as xarray and offers what every pbassess
-result offers: ``summary()`` (labels to MRR 0.99 with a bootstrap interval over runs, MRR and
+result offers: ``summary()`` (labels to MRR 0.99 with its confidence interval over runs, MRR and
 success after 10% of the pool), ``sentence()``, ``plot()``, ``to_json()`` (the
 ``pbassess simulate --json`` object plus the shared keys ``metric``, ``inference``, ``ci_prob``,
 ``diagnostics``, ``sentence``), ``save(path)`` and ``pbassess.load_result(path)``.
@@ -38,7 +38,8 @@ class SimulationResult(AssessmentResult):
     ``counts`` holds ``labels_per_class`` ``(strategy, prior, class)`` and ``seconds``
     ``(strategy, prior)``; ``options`` the settings (target, metric, direction, top_m,
     log_every, n_items, pseudocount, seed, batch_size, compile_seconds, name, true_top).
-    ``ci_prob`` is the mass of the bootstrap interval of labels to MRR.
+    ``ci_prob`` is the coverage of the interval of labels to MRR
+    (:func:`~pbassess.active.evaluation.labels_to_mrr_interval`).
 
     Examples
     --------
@@ -91,10 +92,12 @@ class SimulationResult(AssessmentResult):
         return {c: labels_to_mrr(self._curves(*c), labels, n, threshold) for c in self._combos()}
 
     def summary(self, threshold: float = MRR_THRESHOLD):
-        """One row per (strategy, prior): labels to MRR with its bootstrap interval over runs, and more.
+        """One row per (strategy, prior): labels to MRR with its confidence interval over runs, and more.
 
         Columns: ``labels_to_mrr`` (fraction of the pool; NaN if never reached),
-        ``labels_to_mrr_low`` / ``_high`` (central ``ci_prob`` bootstrap interval over runs),
+        ``labels_to_mrr_low`` / ``_high`` (``ci_prob`` confidence interval of the expected MRR curve's
+        crossing, :func:`~pbassess.active.evaluation.labels_to_mrr_interval`; 1 at the upper end when
+        the runs cannot certify the threshold),
         ``mrr_at_10pct``, ``success_at_10pct``, ``agreement_at_10pct`` (run-averaged share of the
         true top-m set found; NaN for results saved without it), ``final_mrr``, ``seconds``.
         """
@@ -179,8 +182,9 @@ class SimulationResult(AssessmentResult):
     def _diagnostics(self) -> dict[str, Any]:
         runs = int(self.posterior.sizes["run"])
         return {"ok": True, "runs": runs,
-                "method": "exact conjugate updates in every run; labels-to-MRR intervals are bootstrap intervals "
-                          "over runs (Monte Carlo error, not posterior uncertainty)"}
+                "method": "exact conjugate updates in every run; labels-to-MRR intervals are confidence intervals "
+                          "over runs for the expected MRR curve's crossing (Monte Carlo error, not posterior "
+                          "uncertainty)"}
 
     def plot(self, threshold: float = MRR_THRESHOLD, **kwargs: Any):
         """MRR curves, success curves and labels to MRR side by side (:func:`pbassess.plots.active.plot_active`)."""

@@ -25,6 +25,17 @@ with a model prediction f of it (for accuracy: Y = correct, f = the confidence c
   ``d = theta_hat - theta`` and ``m3`` the terms' third central moment, removes the skewness term
   of the statistic's Edgeworth expansion; inverting it gives an asymmetric interval (0.94 on
   SVHN at n = 100, unchanged where the terms are near-symmetric).
+* **Boundary** (default, 0/1 statistics). With fewer than
+  :data:`~pbassess.estimation.frequentist.BOUNDARY_COUNT` labeled errors (or successes) even the
+  corrected interval fails: at accuracy 0.99 with 20 labels most draws label no error, the terms
+  vary only through the predictions, and the 90% interval covered 0.32 (0.63 at 0.995 with 50
+  labels; ``benchmarks/coverage.py``). There the interval is the hull of the corrected one and
+  the Clopper-Pearson interval at the Kish effective sample size (Korn and Graubard, 1998, for
+  proportions from weighted samples with few events): ``n_eff = (sum w)^2 / sum w^2`` over the
+  labeled items' weights ``w = 1 / pi``, ``k_eff = n_eff * p_w`` with ``p_w`` the weighted
+  (Hajek) proportion of the labels, Beta quantiles at non-integer counts.
+* No interval of width zero: where the terms do not vary the bounds are NaN; 0/1 intervals are
+  clipped to [0, 1].
 """
 
 from __future__ import annotations
@@ -36,10 +47,12 @@ from scipy import stats
 
 from pbassess.constants import CI_PROB
 from pbassess.errors import ConfigError, DataError
+from pbassess.estimation.frequentist import BOUNDARY_COUNT
 from pbassess.stats.sampling import as_generator
 
 __all__ = [
-    "active_sample", "chunk_probabilities", "inclusion_probabilities", "ipw_mean_interval", "simulate_estimation",
+    "active_sample", "chunk_probabilities", "effective_clopper_pearson", "inclusion_probabilities", "ipw_mean_interval",
+    "simulate_estimation",
     "skew_corrected_interval", "tail_statistics", "uncertainty_weights",
 ]
 
@@ -179,7 +192,8 @@ def active_sample(confidence: Any, budget: int, *, uniform_share: float = DEFAUL
 
 
 def ipw_mean_interval(y: Any, f: Any, pi: Any, labeled: Any, ci_prob: float = CI_PROB,
-                      lam: float | None = None, skew_correction: bool = True) -> tuple[float, float, float, float]:
+                      lam: float | None = None, skew_correction: bool = True,
+                      boundary: bool = True) -> tuple[float, float, float, float]:
     """Inverse-probability-weighted (active) estimate of a mean and its CLT interval.
 
     Parameters
@@ -197,10 +211,15 @@ def ipw_mean_interval(y: Any, f: Any, pi: Any, labeled: Any, ci_prob: float = CI
     skew_correction : bool
         Johnson's skewness-corrected interval (module docstring); ``False`` gives the symmetric
         CLT interval ``mean +- z sd / sqrt(N)``.
+    boundary : bool
+        For 0/1 statistics with few labeled errors or successes, the hull with the
+        effective-sample-size Clopper-Pearson interval (module docstring); ``False`` gives the
+        interval of ``skew_correction`` alone (the behaviour before 0.x).
 
     Returns
     -------
     (mean, lower, upper, lam) : tuple of float
+        NaN bounds where the interval would have width 0; 0/1 intervals lie in [0, 1].
 
     Examples
     --------
@@ -210,6 +229,9 @@ def ipw_mean_interval(y: Any, f: Any, pi: Any, labeled: Any, ci_prob: float = CI
     >>> m, lo, hi, lam = ipw_mean_interval(y, f, pi, xi)
     >>> bool(lo < y.mean() < hi), lam > 0.5
     (True, True)
+    >>> y1 = np.ones(5000); m, lo, hi, _ = ipw_mean_interval(y1, f, pi, xi, 0.9)   # no labeled error
+    >>> hi, bool(0.9 < lo < 0.999)
+    (1.0, True)
     """
     fv = np.asarray(f, dtype=float).ravel()
     p = np.asarray(pi, dtype=float).ravel()
@@ -235,9 +257,48 @@ def ipw_mean_interval(y: Any, f: Any, pi: Any, labeled: Any, ci_prob: float = CI
     z = float(stats.norm.ppf(0.5 + ci_prob / 2))
     if skew_correction:
         lower, upper = skew_corrected_interval(terms, z)
-        return mean, lower, upper, float(lam)
-    half = z * float(terms.std()) / np.sqrt(n_items)
-    return mean, mean - half, mean + half, float(lam)
+    else:
+        half = z * float(terms.std()) / np.sqrt(n_items)
+        lower, upper = mean - half, mean + half
+    y_lab = yv[xi]
+    binary = bool(np.all((y_lab == 0) | (y_lab == 1)))
+    k = float(y_lab.sum())
+    if boundary and binary and min(k, y_lab.size - k) < BOUNDARY_COUNT:
+        e_lo, e_hi = effective_clopper_pearson(y_lab, ratio[xi], ci_prob)
+        lower, upper = min(lower, e_lo), max(upper, e_hi)
+    if binary:
+        lower, upper = max(lower, 0.0), min(upper, 1.0)
+    if not upper > lower:          # the method gives no interval here: say so, never width 0
+        return mean, float("nan"), float("nan"), float(lam)
+    return mean, float(lower), float(upper), float(lam)
+
+
+def effective_clopper_pearson(y: Any, weights: Any, ci_prob: float = CI_PROB) -> tuple[float, float]:
+    """Clopper-Pearson interval of a weighted 0/1 sample at its Kish effective size (Korn and Graubard, 1998).
+
+    ``n_eff = (sum w)^2 / sum w^2``, ``k_eff = n_eff * sum(w y) / sum(w)``; the bounds are the
+    Beta quantiles of the exact interval at these (non-integer) counts, 0 and 1 at ``k_eff = 0``
+    and ``n_eff``. Equal weights give the ordinary Clopper-Pearson interval.
+
+    Examples
+    --------
+    >>> lo, hi = effective_clopper_pearson([1] * 19 + [0], np.ones(20), 0.95)   # = Clopper-Pearson 19/20
+    >>> round(lo, 4), round(hi, 4)
+    (0.7513, 0.9987)
+    >>> effective_clopper_pearson([1, 1, 1], [1.0, 2.0, 3.0], 0.9)[1]
+    1.0
+    """
+    yv = np.asarray(y, dtype=float).ravel()
+    w = np.asarray(weights, dtype=float).ravel()
+    if yv.size == 0 or w.sum() <= 0:
+        return float("nan"), float("nan")
+    n_eff = float(w.sum() ** 2 / np.sum(w**2))
+    p_w = float(np.sum(w * yv) / w.sum())
+    k_eff = n_eff * p_w
+    tail = (1 - ci_prob) / 2
+    lo = 0.0 if p_w <= 0 else float(stats.beta.ppf(tail, k_eff, n_eff - k_eff + 1))
+    hi = 1.0 if p_w >= 1 else float(stats.beta.ppf(1 - tail, k_eff + 1, n_eff - k_eff))
+    return lo, hi
 
 
 def skew_corrected_interval(values: Any, z: float) -> tuple[float, float]:
@@ -283,7 +344,8 @@ def simulate_estimation(preds: Any, budgets: Any = (100, 200, 500, 1000), *,
                         ci_prob: float = CI_PROB, uniform_share: float = DEFAULT_UNIFORM_SHARE, seed: Any = 0):
     """Replay estimation of the pool's accuracy on a fully labeled pool (target ``estimation``).
 
-    ``random-item``: n items drawn uniformly, classical Wald interval; ``uncertainty``: the
+    ``random-item``: n items drawn uniformly, the classical interval (Clopper-Pearson for 0/1
+    values, :func:`~pbassess.estimation.frequentist.classical_interval`); ``uncertainty``: the
     adaptive uncertainty rule with n labels in expectation and :func:`ipw_mean_interval`.
     The truth is the pool's accuracy.
 

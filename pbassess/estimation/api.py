@@ -3,19 +3,33 @@
 =============  ==================================================================================
 method         estimate of each region's mean of the per-item statistic, and its interval
 =============  ==================================================================================
-``classical``  mean of the labeled items, Wald (CLT) interval (``ppi_py.classical_mean_ci``)
-``wilson``     same mean, Wilson score interval (0/1 statistics: accuracy, error)
-``ppi``        PPI++ with power-tuned lambda (:mod:`pbassess.estimation.frequentist`); a region
-               without unlabeled items falls back to the classical interval (lambda = 0)
+``classical``  mean of the labeled items; for 0/1 statistics (accuracy, error) the exact
+               Clopper-Pearson interval, otherwise the Wald (CLT) interval
+``wald``       same mean, Wald (CLT) interval (``ppi_py.classical_mean_ci``; the ``classical``
+               interval before 0.x): fails at the boundary (every label correct: width 0, so
+               reported as NaN)
+``wilson``     same mean, Wilson score interval (0/1 statistics)
+``ppi``        PPI++ with power-tuned lambda (:mod:`pbassess.estimation.frequentist`), boundary-aware:
+               for 0/1 statistics with fewer than 10 labeled errors (or successes) the hull of
+               the PPI++ and the Clopper-Pearson interval; a region without unlabeled items or
+               with one label falls back to the classical interval (lambda = 0)
+``ppi-wald``   PPI++ with the plain CLT interval, ``ppi_py.ppi_mean_ci`` (clipped to [0, 1] for
+               0/1 statistics, NaN where its width is 0; the ``ppi`` interval before 0.x)
 ``bayes``      posterior mean and HDI of the region's pool accuracy with the confidence-informed
                hierarchical prior (:mod:`pbassess.estimation.bayes`; accuracy only)
 =============  ==================================================================================
+
+No interval of width zero is reported: where a method cannot give one (no labels; a CLT
+interval of labels that are all equal, e.g. one labeled item) its bounds are NaN and
+:func:`estimate` warns. Intervals of 0/1 statistics lie in [0, 1]. Coverage of each method at
+the boundary: ``benchmarks/coverage.py``.
 
 Labeled items are taken to be a uniform random sample of the pool (of each region).
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
@@ -35,13 +49,20 @@ from pbassess.results.base import AssessmentResult
 __all__ = ["METHODS", "EstimationResult", "estimate"]
 
 #: Method names of :func:`estimate`.
-METHODS: tuple[str, ...] = ("classical", "wilson", "ppi", "bayes")
+METHODS: tuple[str, ...] = ("classical", "wald", "wilson", "ppi", "ppi-wald", "bayes")
+
+#: The constructions before 0.x, kept by name; ``"all"`` leaves them out.
+LEGACY_METHODS: tuple[str, ...] = ("wald", "ppi-wald")
+
+#: The interval kind of :func:`~pbassess.estimation.frequentist.classical_interval` of each classical method.
+_CLASSICAL_KIND = {"classical": "auto", "wald": "wald", "wilson": "wilson"}
 
 
 def _parse_methods(methods: str | Iterable[str], bounded: bool, accuracy_like: bool) -> list[str]:
     items = [m.strip() for m in methods.split(",")] if isinstance(methods, str) else [str(m) for m in methods]
     if "all" in items:
-        items = [m for m in METHODS if (m != "wilson" or bounded) and (m != "bayes" or accuracy_like)]
+        items = [m for m in METHODS if (m != "wilson" or bounded) and (m != "bayes" or accuracy_like)
+                 and m not in LEGACY_METHODS]
     for m in items:
         if m not in METHODS:
             raise ConfigError(f"unknown estimation method {m!r} (choose from {', '.join(METHODS)} or all)")
@@ -70,7 +91,8 @@ def estimate(preds: Any, *, by: str | None = None, metric: Any = "accuracy",
     metric : str, MeanEstimand or callable
         ``accuracy``, ``error``, ``brier``, ``nll`` or a registered per-item metric.
     methods : str or iterable of str
-        From :data:`METHODS`, or ``"all"``.
+        From :data:`METHODS`, or ``"all"`` (every applicable method but the legacy ``wald`` and
+        ``ppi-wald``, which are given by name).
     ci_prob : float
         Coverage of the confidence intervals and mass of the HDI.
     bins : int
@@ -123,7 +145,7 @@ def estimate(preds: Any, *, by: str | None = None, metric: Any = "accuracy",
     stat = item_statistic(metric)
     accuracy_like = stat.name == "accuracy"
     names = _parse_methods(methods, stat.bounded, accuracy_like)
-    if "ppi" in names and stat.predicted is None:
+    if ("ppi" in names or "ppi-wald" in names) and stat.predicted is None:
         raise ConfigError(f"metric {stat.name!r} has no model prediction of its per-item statistic; ppi needs one")
     codes, groups = region_codes(pool, by)
     labeled = pool.labeled
@@ -137,10 +159,13 @@ def estimate(preds: Any, *, by: str | None = None, metric: Any = "accuracy",
         in_g = codes == g
         lab_g, unl_g = in_g & labeled, in_g & ~labeled
         for i, m in enumerate(names):
-            if m in ("classical", "wilson") or (m == "ppi" and not unl_g.any()):
-                res = classical_interval(y_all[lab_g], ci_prob, "wald" if m != "wilson" else "wilson")
-            elif m == "ppi":
-                *res, lam[g] = ppi_mean_interval(y_all[lab_g], f_all[lab_g], f_all[unl_g], ci_prob)
+            if m in _CLASSICAL_KIND:
+                res = classical_interval(y_all[lab_g], ci_prob, _CLASSICAL_KIND[m])
+            elif m in ("ppi", "ppi-wald") and (not unl_g.any() or lab_g.sum() < 2):
+                res = classical_interval(y_all[lab_g], ci_prob, "auto" if m == "ppi" else "wald")
+            elif m in ("ppi", "ppi-wald"):
+                *res, lam[g] = ppi_mean_interval(y_all[lab_g], f_all[lab_g], f_all[unl_g], ci_prob,
+                                                 kind="auto" if m == "ppi" else "wald")
             else:
                 continue
             out["mean"][i, g], out["lower"][i, g], out["upper"][i, g] = res
@@ -166,6 +191,7 @@ def estimate(preds: Any, *, by: str | None = None, metric: Any = "accuracy",
                 prior=prior, data_summary=pool.describe(), inference="nuts", ci_prob=ci_prob, idata=idata,
                 diagnostics=diagnostics, options={"by": by, "bins": int(bins), "region_offsets": bool(region_offsets)},
                 model=fitted.model)
+    _check_widths(out, names, groups)
     coords = {"estimator": names, "group": groups}
     posterior = xr.Dataset({k: (("estimator", "group"), v) for k, v in out.items()} | {"ppi_lambda": ("group", lam)},
                            coords=coords)
@@ -177,6 +203,22 @@ def estimate(preds: Any, *, by: str | None = None, metric: Any = "accuracy",
     )
     result.bayes = bayes
     return result
+
+
+def _check_widths(out: dict[str, np.ndarray], names: list[str], groups: list[str]) -> None:
+    """No zero-width frequentist interval leaves :func:`estimate`; warn where a method gives none (NaN bounds).
+
+    The Bayesian HDI is of the pool's accuracy, a finite-pool quantity: it has width 0 when every
+    item of the region is labeled (the accuracy is then known), so it is not asserted here.
+    """
+    width = out["upper"] - out["lower"]
+    frequentist = np.array([m != "bayes" for m in names])
+    assert not (width[frequentist] <= 0).any(), "a zero-width (or reversed) interval must never be reported"
+    missing = [f"{names[i]} / {groups[g]}" for i, g in zip(*np.nonzero(np.isnan(width)), strict=True)]
+    if missing:
+        warnings.warn("no interval (too few labels, or a CLT interval of labels that are all equal; "
+                      "NaN bounds) for: " + ", ".join(missing[:10]) + (" ..." if len(missing) > 10 else ""),
+                      UserWarning, stacklevel=3)
 
 
 def _engine(inference: str) -> str:

@@ -1,7 +1,8 @@
 """Classical and prediction-powered (PPI++) confidence intervals for a mean (plain NumPy).
 
 * :func:`classical_interval`: the mean of the labeled values with a Wald (CLT) interval, or
-  for 0/1 values the Wilson score interval or the exact Clopper-Pearson (Beta) interval.
+  for 0/1 values the Wilson score, Agresti-Coull or exact Clopper-Pearson (Beta) interval.
+  The default (``kind="auto"``) is Clopper-Pearson for 0/1 values and Wald otherwise.
 * :func:`ppi_mean_interval`: the PPI++ estimator of Angelopoulos, Duchi and Zrnic (2023),
   ``lam * mean(f(unlabeled)) + mean(Y - lam * f(labeled))``, with the power-tuning
   ``lam = Cov_n(Y, f) / ((1 + n / N) Var(f))`` clipped to [0, 1] and the CLT interval with
@@ -13,6 +14,26 @@
 
 Both estimate the mean of a super-population from which the items were drawn; used on the
 items of one pool they are (slightly) conservative for the pool's own mean.
+
+**At the boundary** (accuracy near 1, few labels) the CLT intervals fail: with every label
+correct the Wald and PPI++ standard errors are 0, and at accuracy 0.995 with 200 labels the
+90% Wald interval has width 0 in 37% of label draws and covers 0.63. Hence the defaults:
+
+* classical, 0/1 values: Clopper-Pearson, whose coverage is at least nominal for every true
+  proportion and n. Exact binomial coverage of 90% intervals, minimum over p in [0.5, 1): Wilson
+  0.80 (n = 20, 50, 200; at p = 0.989-0.999), Agresti-Coull 0.87 (n = 20, 50), Clopper-Pearson
+  0.90; on the grid of ``benchmarks/coverage.py`` Wilson covers 0.83 at p = 0.99, n = 20.
+* PPI++, 0/1 values (``kind="auto"``): the PPI++ CLT interval (identical to ``ppi_py``) when the
+  labels hold at least :data:`BOUNDARY_COUNT` successes and as many failures; otherwise the hull of
+  the PPI++ interval and the Clopper-Pearson interval of the labels. The CLT for the rectifier
+  ``Y - lam f`` needs both outcomes well represented; with few of the rare outcome the
+  rectifier is a handful of large jumps and its variance estimate is degenerate (0 when every
+  label is correct, where the power-tuned ``lam`` is 0 too). The hull keeps the PPI++ point
+  estimate and is never narrower than the exact interval of the labels alone, so its coverage
+  is at least Clopper-Pearson's there; in the interior nothing changes.
+* No interval of zero width is reported: a Wald or PPI++ CLT interval whose standard error is
+  0 (every labeled value equal, or one labeled item) is "not available" (NaN bounds), as is any
+  interval from no labels. Intervals of 0/1 values are clipped to [0, 1].
 """
 
 from __future__ import annotations
@@ -25,10 +46,36 @@ from scipy import stats
 from pbassess.constants import CI_PROB
 from pbassess.errors import ConfigError, DataError
 
-__all__ = ["CLASSICAL_KINDS", "classical_interval", "ppi_lambda", "ppi_mean_interval"]
+__all__ = ["BOUNDARY_COUNT", "CLASSICAL_KINDS", "PPI_KINDS", "classical_interval", "ppi_lambda",
+           "ppi_mean_interval"]
 
-#: Interval kinds of :func:`classical_interval`.
-CLASSICAL_KINDS: tuple[str, ...] = ("wald", "wilson", "beta")
+#: Interval kinds of :func:`classical_interval` (``"beta"`` is the old name of ``"exact"``).
+CLASSICAL_KINDS: tuple[str, ...] = ("auto", "wald", "wilson", "agresti-coull", "exact", "beta")
+
+#: Interval kinds of :func:`ppi_mean_interval`: ``auto`` (boundary-aware) or ``wald`` (``ppi_py``'s).
+PPI_KINDS: tuple[str, ...] = ("auto", "wald")
+
+#: Fewest labeled successes and failures for which the PPI++ CLT interval is used unchanged.
+BOUNDARY_COUNT = 10
+
+_NAN3 = (float("nan"), float("nan"), float("nan"))
+
+
+def _is_binary(y: np.ndarray) -> bool:
+    return bool(np.all((y == 0) | (y == 1)))
+
+
+def _checked(mean: float, lower: float, upper: float, clip: bool) -> tuple[float, float, float]:
+    """The interval, clipped to [0, 1] for 0/1 values; NaN bounds where it has no width.
+
+    A zero-width interval from finitely many labels is never right, so none leaves this module.
+    """
+    if clip:
+        lower, upper = max(float(lower), 0.0), min(float(upper), 1.0)
+    if not upper > lower:  # zero width (or NaN): the method gives no interval here
+        return float(mean), float("nan"), float("nan")
+    assert upper > lower, "a zero-width interval must never be reported"
+    return float(mean), float(lower), float(upper)
 
 
 def _z(ci_prob: float) -> float:
@@ -37,7 +84,7 @@ def _z(ci_prob: float) -> float:
     return float(stats.norm.ppf(0.5 + ci_prob / 2))
 
 
-def classical_interval(values: Any, ci_prob: float = CI_PROB, kind: str = "wald") -> tuple[float, float, float]:
+def classical_interval(values: Any, ci_prob: float = CI_PROB, kind: str = "auto") -> tuple[float, float, float]:
     """Mean of labeled values and its classical confidence interval.
 
     Parameters
@@ -46,20 +93,30 @@ def classical_interval(values: Any, ci_prob: float = CI_PROB, kind: str = "wald"
         The observed per-item statistic of the labeled items.
     ci_prob : float
         Coverage of the interval.
-    kind : {"wald", "wilson", "beta"}
-        Wald (normal approximation, population standard deviation as in ``ppi_py.classical_mean_ci``),
-        Wilson score, or Clopper-Pearson (exact Beta quantiles); the last two need 0/1 values.
+    kind : {"auto", "wald", "wilson", "agresti-coull", "exact", "beta"}
+        ``wald``: normal approximation, population standard deviation as in
+        ``ppi_py.classical_mean_ci``; ``wilson``: Wilson score; ``agresti-coull``: Wald around the
+        Wilson centre; ``exact`` (old name ``beta``): Clopper-Pearson. The last three need 0/1
+        values. ``auto`` (default) is ``exact`` for 0/1 values and ``wald`` otherwise.
 
     Returns
     -------
     (mean, lower, upper) : tuple of float
-        NaN when there is no labeled value.
+        The mean is NaN without labeled values; the bounds are NaN when the method gives no
+        interval (no labels; a Wald interval of values that are all equal, e.g. one item or
+        every label correct) - never an interval of width 0. Intervals of 0/1 values are
+        clipped to [0, 1].
 
     Examples
     --------
     >>> m, lo, hi = classical_interval([1, 1, 0, 1], kind="wilson")
     >>> round(m, 2), round(lo, 3), round(hi, 3)
     (0.75, 0.301, 0.954)
+    >>> classical_interval([1] * 200, 0.9, kind="wald")      # every label correct: no Wald interval
+    (1.0, nan, nan)
+    >>> m, lo, hi = classical_interval([1] * 200, 0.9)       # Clopper-Pearson: [0.985, 1]
+    >>> round(lo, 3), hi
+    (0.985, 1.0)
     """
     if kind not in CLASSICAL_KINDS:
         raise ConfigError(f"unknown interval kind {kind!r} (choose from {', '.join(CLASSICAL_KINDS)})")
@@ -67,22 +124,32 @@ def classical_interval(values: Any, ci_prob: float = CI_PROB, kind: str = "wald"
     n = y.size
     z = _z(ci_prob)
     if n == 0:
-        return float("nan"), float("nan"), float("nan")
+        return _NAN3
     mean = float(y.mean())
+    binary = _is_binary(y)
+    if kind == "auto":
+        kind = "exact" if binary else "wald"
     if kind == "wald":
         half = z * float(y.std()) / np.sqrt(n)
-        return mean, mean - half, mean + half
-    if not np.all((y == 0) | (y == 1)):
+        return _checked(mean, mean - half, mean + half, clip=binary)
+    if not binary:
         raise DataError(f"the {kind} interval needs 0/1 values (e.g. accuracy); use kind='wald'")
     k = float(y.sum())
     if kind == "wilson":
         centre = (k + z**2 / 2) / (n + z**2)
         half = z * np.sqrt(n) / (n + z**2) * np.sqrt(mean * (1 - mean) + z**2 / (4 * n))
-        return mean, float(centre - half), float(centre + half)
+        lo, hi = centre - half, centre + half
+        # at k = 0 or n the bound is exactly 0 or 1 (rounding could leave it a hair inside)
+        return _checked(mean, 0.0 if k == 0 else lo, 1.0 if k == n else hi, clip=True)
+    if kind == "agresti-coull":
+        n_t = n + z**2
+        p_t = (k + z**2 / 2) / n_t
+        half = z * np.sqrt(p_t * (1 - p_t) / n_t)
+        return _checked(mean, p_t - half, p_t + half, clip=True)
     tail = (1 - ci_prob) / 2
     lo = 0.0 if k == 0 else float(stats.beta.ppf(tail, k, n - k + 1))
     hi = 1.0 if k == n else float(stats.beta.ppf(1 - tail, k + 1, n - k))
-    return mean, lo, hi
+    return _checked(mean, lo, hi, clip=True)
 
 
 def ppi_lambda(y: Any, f_labeled: Any, f_unlabeled: Any) -> float:
@@ -112,7 +179,7 @@ def ppi_lambda(y: Any, f_labeled: Any, f_unlabeled: Any) -> float:
 
 
 def ppi_mean_interval(y: Any, f_labeled: Any, f_unlabeled: Any, ci_prob: float = CI_PROB,
-                      lam: float | None = None) -> tuple[float, float, float, float]:
+                      lam: float | None = None, kind: str = "auto") -> tuple[float, float, float, float]:
     """PPI++ estimate of a mean and its confidence interval.
 
     Parameters
@@ -127,11 +194,17 @@ def ppi_mean_interval(y: Any, f_labeled: Any, f_unlabeled: Any, ci_prob: float =
         Coverage of the interval (``ppi_py``'s ``alpha = 1 - ci_prob``).
     lam : float, optional
         Weight of the predictions; ``None`` tunes it (:func:`ppi_lambda`).
+    kind : {"auto", "wald"}
+        ``wald``: the PPI++ CLT interval, equal to ``ppi_py.ppi_mean_ci``. ``auto`` (default): the
+        same, except for 0/1 values with fewer than :data:`BOUNDARY_COUNT` labeled successes or
+        failures, where it is the hull of that interval and the Clopper-Pearson interval of the
+        labels (module docstring); 0/1 intervals are clipped to [0, 1].
 
     Returns
     -------
     (mean, lower, upper, lam) : tuple of float
-        NaN estimates when fewer than two items are labeled or none is unlabeled.
+        NaN estimates when fewer than two items are labeled or none is unlabeled; NaN bounds
+        where the interval would have width 0 (``kind="wald"`` with a zero standard error).
 
     Examples
     --------
@@ -140,12 +213,17 @@ def ppi_mean_interval(y: Any, f_labeled: Any, f_unlabeled: Any, ci_prob: float =
     >>> m, lo, hi, lam = ppi_mean_interval(y, f, [.9, .6, .8, .7, .95, .5] * 20)
     >>> lo < m < hi and 0 <= lam <= 1
     True
+    >>> m, lo, hi, lam = ppi_mean_interval([1] * 200, [.99] * 200, [.99] * 5000, 0.9)   # all correct
+    >>> lam, round(lo, 3), hi                                  # lam = 0: the exact interval of the labels
+    (0.0, 0.985, 1.0)
     """
     yv = np.asarray(y, dtype=float).ravel()
     f = np.asarray(f_labeled, dtype=float).ravel()
     fu = np.asarray(f_unlabeled, dtype=float).ravel()
     if f.shape != yv.shape:
         raise DataError(f"{yv.size} labeled values but {f.size} predictions for them")
+    if kind not in PPI_KINDS:
+        raise ConfigError(f"unknown PPI++ interval kind {kind!r} (choose from {', '.join(PPI_KINDS)})")
     z = _z(ci_prob)
     n, big_n = yv.size, fu.size
     if n < 2 or big_n < 1:
@@ -155,4 +233,10 @@ def ppi_mean_interval(y: Any, f_labeled: Any, f_unlabeled: Any, ci_prob: float =
     lam = float(lam)
     mean = float(lam * fu.mean() + np.mean(yv - lam * f))
     se = float(np.sqrt(np.var(lam * fu) / big_n + np.var(yv - lam * f) / n))
-    return mean, mean - z * se, mean + z * se, lam
+    lo, hi = mean - z * se, mean + z * se
+    binary = _is_binary(yv)
+    k = float(yv.sum())
+    if kind == "auto" and binary and min(k, n - k) < BOUNDARY_COUNT:
+        _, e_lo, e_hi = classical_interval(yv, ci_prob, "exact")
+        lo, hi = min(lo, e_lo), max(hi, e_hi)
+    return (*_checked(mean, lo, hi, clip=binary), lam)

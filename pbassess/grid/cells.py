@@ -172,7 +172,8 @@ def summarise_cells(results: dict[str, xr.Dataset], threshold: float = 0.99) -> 
     """Merge finished cells into one Dataset with a ``cell`` dimension.
 
     Variables: ``labels_to_mrr`` (fraction of the pool at which the run-averaged MRR first
-    reaches ``threshold``; NaN if never) with its 90% bootstrap interval over runs
+    reaches ``threshold``; NaN if never) with its 90% confidence interval over runs
+    (:func:`pbassess.active.evaluation.labels_to_mrr_interval`)
     (``labels_to_mrr_low``/``_high``), ``final_mrr``, ``seconds`` and ``mrr_curve`` (``cell``,
     ``fraction``). Each factor of the cell (dataset, target, top_m, strategy, prior, seed, runs)
     is a coordinate on ``cell``, so ``ds.where(ds.strategy == "ts", drop=True)`` selects.

@@ -35,7 +35,7 @@ def test_ppi_fixed_lambda_and_classical_match_ppi_py():
         _, lo, hi, _ = ppi_mean_interval(y, f, fu, 0.9, lam=lam)
         ref = ppi_py.ppi_mean_ci(y, f, fu, alpha=0.1, lam=lam)
         np.testing.assert_allclose([lo, hi], np.squeeze(ref), atol=1e-12)
-    m, lo, hi = classical_interval(y, 0.9)
+    m, lo, hi = classical_interval(y, 0.9, "wald")   # the default for 0/1 values is Clopper-Pearson
     np.testing.assert_allclose([lo, hi], np.squeeze(ppi_py.classical_mean_ci(y, alpha=0.1)), atol=1e-12)
     assert m == pytest.approx(y.mean())
 
@@ -53,14 +53,15 @@ def test_wilson_and_clopper_pearson_against_statsmodels():
     from statsmodels.stats.proportion import proportion_confint
 
     y = np.r_[np.ones(17), np.zeros(6)]
-    for kind, sm in (("wilson", "wilson"), ("beta", "beta")):
+    for kind, sm in (("wilson", "wilson"), ("beta", "beta"), ("exact", "beta"), ("auto", "beta"),
+                     ("agresti-coull", "agresti_coull")):
         _, lo, hi = classical_interval(y, 0.95, kind)
         np.testing.assert_allclose([lo, hi], proportion_confint(17, 23, 0.05, method=sm), atol=1e-10)
     assert classical_interval([1, 1, 1], 0.95, "beta")[2] == 1.0
     with pytest.raises(DataError, match="0/1"):
         classical_interval([0.5, 1.0], kind="wilson")
     with pytest.raises(ConfigError, match="interval kind"):
-        classical_interval([1, 0], kind="exact")
+        classical_interval([1, 0], kind="clopper")
 
 
 def test_ppi_coverage_and_gain_by_simulation():
@@ -77,7 +78,7 @@ def test_ppi_coverage_and_gain_by_simulation():
         f = rng.uniform(0.4, 1.0, 2100)
         y = (rng.random(2100) < f - 0.05).astype(float)
         m, lo, hi, _ = ppi_mean_interval(y[:100], f[:100], f[100:], 0.9)
-        _, clo, chi = classical_interval(y[:100], 0.9)
+        _, clo, chi = classical_interval(y[:100], 0.9, "wald")
         hits += lo <= truth <= hi
         widths.append((hi - lo) / (chi - clo))
     assert hits / 400 > 0.855

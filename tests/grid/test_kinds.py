@@ -99,18 +99,21 @@ def test_estimator_names_match_the_benchmark():
         run_cell(SurfaceCell("synthetic-surface:a:b", ("a0",), "beta-i", budget=5))
 
 
-def test_estimation_cell_draws_the_documented_labels_and_wald_interval():
+def test_estimation_cell_draws_the_documented_labels_and_classical_interval():
+    from scipy import stats
+
     from pbassess import load_data
 
     cell = EstimationCell("digits-logreg", labels=60, methods=("classical", "ppi"), runs=5, seed=7)
     ds = run_cell(cell)
     correct = np.asarray(load_data("digits-logreg").correct, dtype=float)
     assert ds.attrs["truth"] == correct.mean() and ds.attrs["n_items"] == correct.size
-    for r in range(5):  # run r draws its labels from default_rng([seed, n, r]): Wald interval by hand
+    for r in range(5):  # run r draws its labels from default_rng([seed, n, r]): the classical interval by hand
         idx = np.random.default_rng([7, 60, r]).choice(correct.size, 60, replace=False)
-        half = 1.959963984540054 * correct[idx].std() / np.sqrt(60)
-        np.testing.assert_allclose([ds["lower"].values[0, r], ds["upper"].values[0, r]],
-                                   [correct[idx].mean() - half, correct[idx].mean() + half], rtol=1e-12)
+        k = correct[idx].sum()   # 0/1 values: Clopper-Pearson (the Wald interval fails at the boundary, issue 20)
+        lo = 0.0 if k == 0 else stats.beta.ppf(0.025, k, 60 - k + 1)
+        hi = 1.0 if k == 60 else stats.beta.ppf(0.975, k + 1, 60 - k)
+        np.testing.assert_allclose([ds["lower"].values[0, r], ds["upper"].values[0, r]], [lo, hi], rtol=1e-12)
     # PPI++ with power tuning is never wider than about the classical interval on average
     width = ds["upper"].values - ds["lower"].values
     assert width[1].mean() <= 1.05 * width[0].mean()
