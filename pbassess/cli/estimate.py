@@ -2,7 +2,7 @@
 
 ::
 
-    pbassess estimate DATA [--by COLUMN] [--metric accuracy] [--method classical|wilson|ppi|bayes|all]
+    pbassess estimate DATA [--by COLUMN] [--metric accuracy] [--method classical|wald|wilson|ppi|ppi-wald|bayes|all]
         [--labels N] [--bins B] [data, inference, seed, interval, output, strict and progress options]
 
 DATA is a registered name or a prediction file. ``--labels N`` keeps the true labels of N
@@ -29,7 +29,7 @@ __all__ = ["hide_labels", "register", "run"]
 
 def register(subparsers: Any) -> None:
     """Add the ``estimate`` subcommand."""
-    from pbassess.estimation import METHODS
+    from pbassess.estimation.methods import LEGACY_METHODS, METHODS
 
     p = opt.add_command(
         subparsers, "estimate", fits=True, help="estimate a metric per group from few labels and many predictions",
@@ -45,8 +45,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--by", default=None, metavar="COLUMN", help="'predicted' or a group column (default: whole pool)")
     p.add_argument("--metric", default="accuracy", help="accuracy, error, brier, nll or a registered per-item metric")
     p.add_argument("--method", default="all", metavar="NAME[,NAME...]",
-                   help=f"{', '.join(METHODS)} or all (default: all of these); active estimation is pbassess "
-                        "simulate --target estimation --strategy uncertainty")
+                   help=f"{', '.join(METHODS)} or all (default: all but the Wald constructions "
+                        f"{' and '.join(LEGACY_METHODS)}, which give no interval at the boundary); active "
+                        "estimation is pbassess simulate --target estimation --strategy uncertainty")
     p.add_argument("--labels", type=int, default=None, metavar="N",
                    help="keep the labels of N random items and hide the rest")
     p.add_argument("--bins", type=int, default=DEFAULT_BINS, metavar="B",

@@ -20,7 +20,8 @@ _EXPORTS = {
     "simulate_estimation": "pbassess.estimation.active",
     "uncertainty_weights": "pbassess.estimation.active",
     "EstimationResult": "pbassess.estimation.api",
-    "METHODS": "pbassess.estimation.api",
+    "LEGACY_METHODS": "pbassess.estimation.methods",
+    "METHODS": "pbassess.estimation.methods",
     "estimate": "pbassess.estimation.api",
     "bayes_estimate": "pbassess.estimation.bayes",
     "cell_counts": "pbassess.estimation.bayes",
@@ -43,7 +44,7 @@ _EXPORTS = {
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
-    "METHODS", "BayesEstimateResult", "ConfidencePrior", "EstimationResult", "MeanEstimand", "active_sample",
+    "LEGACY_METHODS", "METHODS", "BayesEstimateResult", "ConfidencePrior", "EstimationResult", "MeanEstimand", "active_sample",
     "bayes_estimate", "cell_counts", "classical_interval", "confidence_prior_model", "confidence_prior_spec",
     "decision_probabilities", "estimate",
     "fit_confidence_prior", "ipw_mean_interval", "item_statistic", "label_value", "laplace_draws", "next_group",

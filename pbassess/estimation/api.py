@@ -43,16 +43,11 @@ from pbassess.errors import ConfigError
 from pbassess.estimation.bayes import bayes_estimate, cell_counts
 from pbassess.estimation.frequentist import classical_interval, ppi_mean_interval
 from pbassess.estimation.items import item_statistic, region_codes
+from pbassess.estimation.methods import LEGACY_METHODS, METHODS
 from pbassess.estimation.result import BayesEstimateResult, counts_dataset
 from pbassess.results.base import AssessmentResult
 
 __all__ = ["METHODS", "EstimationResult", "estimate"]
-
-#: Method names of :func:`estimate`.
-METHODS: tuple[str, ...] = ("classical", "wald", "wilson", "ppi", "ppi-wald", "bayes")
-
-#: The constructions before 0.x, kept by name; ``"all"`` leaves them out.
-LEGACY_METHODS: tuple[str, ...] = ("wald", "ppi-wald")
 
 #: The interval kind of :func:`~pbassess.estimation.frequentist.classical_interval` of each classical method.
 _CLASSICAL_KIND = {"classical": "auto", "wald": "wald", "wilson": "wilson"}
