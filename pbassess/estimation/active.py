@@ -29,7 +29,7 @@ with a model prediction f of it (for accuracy: Y = correct, f = the confidence c
   :data:`~pbassess.estimation.frequentist.BOUNDARY_COUNT` labeled errors (or successes) even the
   corrected interval fails: at accuracy 0.99 with 20 labels most draws label no error, the terms
   vary only through the predictions, and the 90% interval covered 0.32 (0.63 at 0.995 with 50
-  labels; ``benchmarks/coverage.py``). There the interval is the hull of the corrected one and
+  labels; ``benchmarks/interval_coverage.py``). There the interval is the hull of the corrected one and
   the Clopper-Pearson interval at the Kish effective sample size (Korn and Graubard, 1998, for
   proportions from weighted samples with few events): ``n_eff = (sum w)^2 / sum w^2`` over the
   labeled items' weights ``w = 1 / pi``, ``k_eff = n_eff * p_w`` with ``p_w`` the weighted

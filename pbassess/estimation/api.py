@@ -22,7 +22,7 @@ method         estimate of each region's mean of the per-item statistic, and its
 No interval of width zero is reported: where a method cannot give one (no labels; a CLT
 interval of labels that are all equal, e.g. one labeled item) its bounds are NaN and
 :func:`estimate` warns. Intervals of 0/1 statistics lie in [0, 1]. Coverage of each method at
-the boundary: ``benchmarks/coverage.py``.
+the boundary: ``benchmarks/interval_coverage.py``.
 
 Labeled items are taken to be a uniform random sample of the pool (of each region).
 """

@@ -22,7 +22,7 @@ correct the Wald and PPI++ standard errors are 0, and at accuracy 0.995 with 200
 * classical, 0/1 values: Clopper-Pearson, whose coverage is at least nominal for every true
   proportion and n. Exact binomial coverage of 90% intervals, minimum over p in [0.5, 1): Wilson
   0.80 (n = 20, 50, 200; at p = 0.989-0.999), Agresti-Coull 0.87 (n = 20, 50), Clopper-Pearson
-  0.90; on the grid of ``benchmarks/coverage.py`` Wilson covers 0.83 at p = 0.99, n = 20.
+  0.90; on the grid of ``benchmarks/interval_coverage.py`` Wilson covers 0.83 at p = 0.99, n = 20.
 * PPI++, 0/1 values (``kind="auto"``): the PPI++ CLT interval (identical to ``ppi_py``) when the
   labels hold at least :data:`BOUNDARY_COUNT` successes and as many failures; otherwise the hull of
   the PPI++ interval and the Clopper-Pearson interval of the labels. The CLT for the rectifier

@@ -2,7 +2,7 @@
 
 Issue 20: at accuracy 0.995 with 200 labels the 90% Wald and PPI++ intervals covered 0.625 of
 label draws, 37.5% of them of width 0 (every label correct). The full study is
-``benchmarks/coverage.py``; these are its small, failing-capable versions.
+``benchmarks/interval_coverage.py``; these are its small, failing-capable versions.
 """
 
 import warnings

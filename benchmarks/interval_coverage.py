@@ -27,7 +27,7 @@ The coverage of a 90% interval has Monte Carlo sd sqrt(0.9 * 0.1 / R) = 0.0067 a
 ``0w`` counts zero-width intervals (there must be none); ``n/a`` is the share of draws without
 an interval (NaN bounds: the method says it cannot give one).
 
-Run: ``python benchmarks/coverage.py [--runs 2000] [--quick] [--ci-prob 0.9] [--no-acs]``.
+Run: ``python benchmarks/interval_coverage.py [--runs 2000] [--quick] [--ci-prob 0.9] [--no-acs]``.
 """
 
 from __future__ import annotations
