@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from pbassess.counting.core import cell_counts
 from pbassess.errors import ConfigError
 from pbassess.inference.spec import Spec
 
@@ -54,7 +55,7 @@ def rank_uniformity_pvalue(ranks: Any, n_ranks: int, n_bins: int) -> float:
     ranks = np.asarray(ranks, dtype=np.int64).ravel()
     if n_ranks % n_bins:
         raise ConfigError(f"{n_ranks} rank values do not split into {n_bins} equal bins")
-    counts = np.bincount(ranks // (n_ranks // n_bins), minlength=n_bins)
+    counts = cell_counts(ranks // (n_ranks // n_bins), n_bins)
     expected = ranks.size / n_bins
     stat = float(((counts - expected) ** 2 / expected).sum())
     return float(stats.chi2.sf(stat, n_bins - 1))
@@ -76,6 +77,16 @@ class SBCResult:
         Per variable, one chi-square p-value per scalar component (the variable's shape).
     inference : str
         The inference under test.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> res = SBCResult(ranks={"theta": rng.integers(0, 100, (200, 2))}, n_ranks=100, n_bins=10,
+    ...                 p_values={"theta": np.array([0.2, 0.03])}, inference="conjugate")
+    >>> res.n_simulations, res.n_tests, res.p_value, res.passed(0.01)  # Bonferroni: 2 x 0.03
+    (200, 2, 0.06, True)
+    >>> res.histogram("theta").shape, int(res.histogram("theta").sum())
+    ((2, 10), 400)
     """
 
     ranks: dict[str, np.ndarray]
@@ -113,8 +124,7 @@ class SBCResult:
         """Binned rank counts, shape ``(*variable_shape, n_bins)``."""
         r = np.asarray(self.ranks[name]) // (self.n_ranks // self.n_bins)
         flat = r.reshape(r.shape[0], -1)
-        counts = np.stack([np.bincount(flat[:, j], minlength=self.n_bins) for j in range(flat.shape[1])])
-        return counts.reshape(*r.shape[1:], self.n_bins)
+        return cell_counts(flat.T, self.n_bins).reshape(*r.shape[1:], self.n_bins)
 
     def ecdf_difference(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """``(u, ECDF(u) - u)`` of the fractional ranks ``(rank + 1) / n_ranks`` per component.
@@ -136,6 +146,35 @@ def _ranks(true: np.ndarray, post: np.ndarray, rng: np.random.Generator) -> np.n
     return less + rng.integers(0, ties + 1)
 
 
+def _simulate(template: Spec, model: Any, var_names: list[str], n_simulations: int, rng: np.random.Generator,
+              simulator: Callable | None) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """True values of ``var_names`` and data sets, each with a leading simulation axis."""
+    import pymc as pm
+
+    if simulator is not None:
+        truth, data = simulator(n_simulations, rng)
+        return {v: np.asarray(truth[v]) for v in var_names}, {k: np.asarray(v) for k, v in data.items()}
+    observed = [rv.name for rv in model.observed_RVs]
+    # every free variable and deterministic: a reported quantity the model does not hold (a
+    # difference of groups, say) is derived from them by the spec's own ``complete``
+    names = list(dict.fromkeys([v.name for v in model.free_RVs] + [v.name for v in model.deterministics]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        prior = pm.sample_prior_predictive(draws=n_simulations, model=model, var_names=names + observed,
+                                           random_seed=int(rng.integers(2**31 - 1)))
+    raw = {v: prior["prior"][v].to_numpy() for v in names}
+    derived = [v for v in var_names if v not in raw]
+    if derived:
+        completed = template.complete(raw)
+        missing = [v for v in derived if v not in completed]
+        if missing:
+            raise ConfigError(f"variables {missing} are neither in the model of {template.name} nor derived")
+        raw.update({v: np.asarray(completed[v][1]) for v in derived})
+    truth = {v: raw[v][0] for v in var_names}
+    data = {v: prior["prior_predictive"][v].to_numpy()[0] for v in observed}
+    return truth, data
+
+
 def simulation_based_calibration(
     spec_factory: Callable[[Mapping[str, np.ndarray] | None], Spec],
     n_simulations: int,
@@ -148,6 +187,7 @@ def simulation_based_calibration(
     seed: Any = None,
     sample_kwargs: Mapping[str, Any] | None = None,
     fit_fn: Callable[..., Any] | None = None,
+    simulator: Callable[[int, np.random.Generator], tuple[dict[str, np.ndarray], dict[str, np.ndarray]]] | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> SBCResult:
     """Simulation-based calibration of a spec's posterior (Talts et al. 2018).
@@ -184,7 +224,14 @@ def simulation_based_calibration(
         :func:`pymc.sample` options for NUTS refits.
     fit_fn : callable, optional
         ``fit_fn(spec, inference=, draws=, seed=, sample_kwargs=)`` returning an object with
-        ``.idata`` (default :func:`pbassess.inference.fit`).
+        ``.idata``. Default: for NUTS :func:`pbassess.inference.fit`; for the conjugate
+        inference the spec's own ``complete(conjugate_draws(...))``, which is what ``fit``
+        stores as the posterior, without the DataTree around it (pass
+        ``fit_fn=pbassess.inference.fit`` to run the whole fit).
+    simulator : callable, optional
+        ``simulator(n_simulations, rng) -> (truth, data)``, each a dict of arrays with a leading
+        simulation axis, for a model whose likelihood PyMC cannot simulate (a ``pm.Potential``);
+        default :func:`pymc.sample_prior_predictive` on the template's model.
     progress : callable, optional
         Called with the index of each finished simulation.
 
@@ -207,8 +254,6 @@ def simulation_based_calibration(
     >>> res.passed(0.01)  # exact posterior: fails only with probability <= 0.01
     True
     """
-    import pymc as pm
-
     from pbassess.inference.fit import CHAINS
     from pbassess.inference.fit import fit as default_fit
     from pbassess.inference.sampling import resolve_inference
@@ -219,42 +264,43 @@ def simulation_based_calibration(
         raise ConfigError(f"n_simulations must be at least 1, got {n_simulations}")
     if n_ranks % n_bins:
         raise ConfigError(f"n_ranks ({n_ranks}) must be a multiple of n_bins ({n_bins})")
+    fast = fit_fn is None and inference == "conjugate"
     fit_fn = fit_fn or default_fit
     rng = as_generator(seed)
     template = spec_factory(None)
     model = template.model()
-    observed = [rv.name for rv in model.observed_RVs]
     if var_names is None:
-        var_names = [v for v in template.reported if v in model.named_vars]
+        var_names = list(template.reported)
     var_names = list(var_names)
-    missing = [v for v in var_names if v not in model.named_vars]
-    if missing or not var_names:
-        raise ConfigError(f"variables {missing or var_names} are not in the model of {template.name}")
+    if not var_names:
+        raise ConfigError(f"no variables to rank in {template.name}")
     n_post = n_ranks - 1
     if draws is None:
         draws = -(-n_post // CHAINS) if inference == "conjugate" else max(250, -(-n_post // CHAINS))
     if draws * CHAINS < n_post:
         raise ConfigError(f"{draws} draws x {CHAINS} chains are fewer than the {n_post} ranked draws")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        prior = pm.sample_prior_predictive(draws=n_simulations, model=model, var_names=var_names + observed,
-                                           random_seed=int(rng.integers(2**31 - 1)))
-    truth = {v: prior["prior"][v].to_numpy()[0] for v in var_names}
-    data = {v: prior["prior_predictive"][v].to_numpy()[0] for v in observed}
+    truth, data = _simulate(template, model, var_names, n_simulations, rng, simulator)
+    observed = list(data)
     ranks = {v: np.empty(truth[v].shape, dtype=np.int64) for v in var_names}
     diags: list[dict[str, Any]] = []
     for i in range(n_simulations):
         spec = spec_factory({v: data[v][i] for v in observed})
-        fitted = fit_fn(spec, inference=inference, draws=draws, seed=int(rng.integers(2**31 - 1)),
-                        sample_kwargs=sample_kwargs)
-        post = fitted.idata["posterior"]
+        if fast:
+            # exactly what fit() stores as the posterior, without building the DataTree around it
+            primary = spec.conjugate_draws(n_post, rng)
+            completed = spec.complete({k: np.asarray(a)[None] for k, a in primary.items()})
+            post = {v: np.asarray(completed[v][1]) for v in var_names}
+        else:
+            fitted = fit_fn(spec, inference=inference, draws=draws, seed=int(rng.integers(2**31 - 1)),
+                            sample_kwargs=sample_kwargs)
+            post = {v: fitted.idata["posterior"][v].to_numpy() for v in var_names}
+            if getattr(fitted, "diagnostics", None):
+                diags.append(fitted.diagnostics)
         for v in var_names:
-            arr = post[v].to_numpy()
+            arr = post[v]
             flat = arr.reshape(-1, *arr.shape[2:])
             keep = np.linspace(0, flat.shape[0] - 1, n_post).round().astype(np.int64)
             ranks[v][i] = _ranks(truth[v][i], flat[keep], rng)
-        if getattr(fitted, "diagnostics", None):
-            diags.append(fitted.diagnostics)
         if progress is not None:
             progress(i)
     p_values = {}
