@@ -189,10 +189,11 @@ def assess_accuracy(
         pool_score = np.where(n_pool > 0, score_sum / np.maximum(n_pool, 1), np.nan)
     fallback = float(score_sum.sum() / n_pool.sum()) if n_pool.sum() else 0.5
     alpha, beta, prior_kind = _prior("uniform" if user_prior else prior, pc, len(names), pool_score, fallback)
-    # Regions compete in the rankings only when they have labeled items (an unlabeled region,
-    # e.g. an out-of-distribution set, would otherwise win "lowest" on its prior alone); with
-    # no labels anywhere, every region that has pool items is ranked on its prior.
-    valid = n > 0 if n.sum() > 0 else n_pool > 0
+    # Every region with items (labeled or in the pool) is ranked; a region without labels ranks on
+    # its prior draws (flagged ``ranked_on_prior``) instead of dropping out, which made the one
+    # labeled region both the lowest and the highest with probability 1 (issue 20). A region with
+    # no items at all (a class never predicted) has no accuracy to rank.
+    valid = (n > 0) | (n_pool > 0)
     counts = xr.Dataset(
         {"n": (dim, n), "correct": (dim, k), "n_pool": (dim, n_pool), "mean_score": (dim, pool_score),
          "prior_alpha": (dim, alpha), "prior_beta": (dim, beta), "valid": (dim, valid)},

@@ -21,9 +21,12 @@ class AccuracyResult(AssessmentResult):
     :attr:`p_lowest`, :attr:`p_highest`; methods :meth:`mean`, :meth:`hdi`,
     :meth:`p_in_lowest`, :meth:`p_in_highest`, :meth:`rank_draws`, :meth:`rank_summary`.
     With the conjugate engine, means and HDIs are the exact Beta ones; with MCMC they come
-    from the draws. Probabilities of ranks always come from the draws. Regions that have
-    neither labeled nor pool items (e.g. classes the model never predicts) cannot be
-    lowest/highest and rank after all others, but still appear in every table.
+    from the draws. Probabilities of ranks always come from the draws. A region with pool
+    items but no labels is ranked on its prior draws (:attr:`ranked_on_prior`; the summary,
+    the JSON and the sentence say so), so it never drops out of the ranking; regions that have
+    neither labeled nor pool items (e.g. classes the model never predicts) have no accuracy to
+    rank: they cannot be lowest/highest and rank after all others, but still appear in every
+    table.
 
     Examples
     --------
@@ -60,8 +63,30 @@ class AccuracyResult(AssessmentResult):
 
     @property
     def valid(self) -> np.ndarray:
-        """Regions with at least one pool or labeled item (the ones that can be lowest)."""
-        return self.counts["valid"].to_numpy().astype(bool)
+        """Regions with at least one pool or labeled item (the ones that are ranked).
+
+        Derived from the counts, so a result saved before the rule changed (when only labeled
+        regions were ranked) is ranked by the same rule on load.
+        """
+        c = self.counts
+        if "n_pool" in c:
+            return (c["n"].to_numpy() > 0) | (c["n_pool"].to_numpy() > 0)
+        return c["valid"].to_numpy().astype(bool)
+
+    @property
+    def ranked_on_prior(self) -> np.ndarray:
+        """Regions ranked on their prior draws alone: they have pool items but no labels.
+
+        Examples
+        --------
+        >>> from pbassess import Predictions
+        >>> from pbassess.assess import assess_accuracy
+        >>> p = Predictions.from_top1(["a", "a", "b", "b"], [0.9, 0.8, 0.7, 0.6], ["a", "b", None, None])
+        >>> res = assess_accuracy(p, seed=0)
+        >>> res.ranked_on_prior.tolist(), bool(res.p_lowest[1] > 0)  # "b" is ranked, on its prior
+        ([False, True], True)
+        """
+        return self.valid & (self.counts["n"].to_numpy() == 0)
 
     def accuracy_draws(self) -> np.ndarray:
         """Posterior draws of the accuracies, shape (n_draws, K)."""
@@ -148,7 +173,8 @@ class AccuracyResult(AssessmentResult):
     def rank_summary(self) -> Any:
         """Table of rank distributions: mean rank and the ``ci_prob`` HDI of the rank (1 = least accurate).
 
-        Regions without items get NaN.
+        Regions without items get NaN; ``ranked_on_prior`` marks the regions ranked on their prior
+        draws (pool items, no labels).
         """
         import pandas as pd
 
@@ -161,14 +187,19 @@ class AccuracyResult(AssessmentResult):
             interval[valid] = hdi_from_draws(ranks[:, valid], self.ci_prob, axis=0)
             mean_rank[valid] = ranks[:, valid].mean(axis=0)
         frame = pd.DataFrame(
-            {"mean_rank": mean_rank, "rank_low": interval[:, 0], "rank_high": interval[:, 1], "p_lowest": self.p_lowest},
+            {"mean_rank": mean_rank, "rank_low": interval[:, 0], "rank_high": interval[:, 1], "p_lowest": self.p_lowest,
+             "ranked_on_prior": self.ranked_on_prior},
             index=pd.Index(self.regions, name=self.dim),
         )
         return frame
 
     # -- reports -------------------------------------------------------------------------
     def summary(self):
-        """One row per region: n, correct, mean, hdi_low, hdi_high, p_lowest, p_highest, mean_rank."""
+        """One row per region: n, correct, mean, hdi_low, hdi_high, p_lowest, p_highest, mean_rank.
+
+        A region without labels (``n`` 0 with pool items) is ranked on its prior draws; :meth:`rank_summary`,
+        :attr:`ranked_on_prior`, the sentence and the JSON say so.
+        """
         import pandas as pd
 
         hdi = self.hdi()
@@ -208,18 +239,28 @@ class AccuracyResult(AssessmentResult):
             return self.qualify(f"With no labeled items every {self.noun}'s accuracy is still its prior; "
                                 f"the lowest prior mean is {name!r} ({mean[worst]:.2f}, {pct} HDI {lo:.2f}-{hi:.2f}).")
         tied = tied_leaders(p_low, self.valid)
+        on_prior = np.flatnonzero(self.ranked_on_prior)
+        note = ""
+        if on_prior.size:
+            listed = names_phrase([self.regions[i] for i in on_prior[:5]]) + (" and others" if on_prior.size > 5 else "")
+            verb = "has" if on_prior.size == 1 else "have"
+            note = (f" {on_prior.size} {self.noun if on_prior.size == 1 else plural(self.noun)} ({listed}) {verb} "
+                    "no labels and {are} ranked on {their} prior alone.").format(
+                        are="is" if on_prior.size == 1 else "are", their="its" if on_prior.size == 1 else "their")
         if tied.size > 1:
             names = names_phrase([self.regions[t] for t in tied[np.argsort(mean[tied])]])
             return self.qualify(
                 f"{tied.size} {plural(self.noun)} are tied for least accurate: {names} (each with probability about "
                 f"{p_low[tied].mean():.2f} of being the lowest; posterior means {mean[tied].min():.2f}-"
-                f"{mean[tied].max():.2f}).")
+                f"{mean[tied].max():.2f})." + note)
         return self.qualify(f"The least accurate {self.noun} is {name!r} (posterior mean {mean[worst]:.2f}, "
-                            f"{pct} HDI {lo:.2f}-{hi:.2f}), with probability {p_low[worst]:.2f} of being the lowest.")
+                            f"{pct} HDI {lo:.2f}-{hi:.2f}), with probability {p_low[worst]:.2f} of being the lowest."
+                            + note)
 
     def to_json(self) -> dict[str, Any]:
         """The CLI's JSON object (keys ``metric``, ``inference``, ``ci_prob``, ``classes``, ``n``,
-        ``correct``, ``mean``, ``hdi``, ``hdi_prob``, ``p_lowest`` plus ``p_highest``, ``n_pool``,
+        ``correct``, ``mean``, ``hdi``, ``hdi_prob``, ``p_lowest`` plus ``p_highest``,
+        ``ranked_on_prior`` (per region: no labels, ranked on its prior draws), ``n_pool``,
         ``by``, ``dim``, ``engine``, ``prior``, ``diagnostics``, ``sentence``)."""
         return self.with_envelope({
             "metric": self.metric,
@@ -231,6 +272,7 @@ class AccuracyResult(AssessmentResult):
             "hdi_prob": self.ci_prob,
             "p_lowest": [float(v) for v in self.p_lowest],
             "p_highest": [float(v) for v in self.p_highest],
+            "ranked_on_prior": [bool(v) for v in self.ranked_on_prior],
             "n_pool": [int(v) for v in self.counts["n_pool"].to_numpy()],
             "by": self.options.get("by"),
             "dim": self.dim,

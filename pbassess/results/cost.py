@@ -54,6 +54,11 @@ class CostResult(AssessmentResult):
         """Predicted classes with at least one pool or labeled item."""
         return (self.counts["n_pool"].to_numpy() > 0) | (self.counts["n"].to_numpy() > 0)
 
+    @property
+    def ranked_on_prior(self) -> np.ndarray:
+        """Predicted classes ranked on their prior draws alone: pool items but no labels (issue 20)."""
+        return self.valid & (self.counts["n"].to_numpy() == 0)
+
     def cost_draws(self) -> np.ndarray:
         """Posterior draws of the expected cost, shape (n_draws, K)."""
         if "draws" not in self._cache():
@@ -165,7 +170,7 @@ class CostResult(AssessmentResult):
 
     def to_json(self) -> dict[str, Any]:
         """The CLI's JSON object: ``metric``, ``classes``, ``mean``, ``hdi``, ``p_highest`` plus
-        ``hdi_prob``, ``n``, ``n_pool``, ``confused_with``, ``cost``, ``engine``, ``prior``,
+        ``ranked_on_prior`` (per class: no labels, ranked on its prior draws), ``hdi_prob``, ``n``, ``n_pool``, ``confused_with``, ``cost``, ``engine``, ``prior``,
         ``diagnostics``, ``sentence``."""
         confused, _ = self.most_confused_with()
         return self.with_envelope({
@@ -174,6 +179,7 @@ class CostResult(AssessmentResult):
             "mean": [float(v) for v in self.mean()],
             "hdi": [[float(lo), float(hi)] for lo, hi in self.hdi()],
             "p_highest": [float(v) for v in self.p_highest],
+            "ranked_on_prior": [bool(v) for v in self.ranked_on_prior],
             "hdi_prob": self.ci_prob,
             "n": [int(v) for v in self.counts["n"].to_numpy()],
             "n_pool": [int(v) for v in self.counts["n_pool"].to_numpy()],
