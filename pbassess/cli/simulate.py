@@ -74,7 +74,7 @@ def register(subparsers: Any) -> None:
                    help=f"confidence bins inside each class for most-miscalibrated (default {DEFAULT_BINS})")
     opt.add_cost_matrix(p)
     opt.add_seed(p, "every run (the runs get independent streams from it)")
-    opt.add_interval(p, "the bootstrap interval over runs of labels to MRR")
+    opt.add_interval(p, "the interval of labels to MRR (a Wilson band on the expected MRR curve)")
     opt.add_output(p, "the result (simulation.nc), labels_to_mrr.csv, the figure and report.md")
     opt.add_quiet(p)
     p.set_defaults(func=run)
