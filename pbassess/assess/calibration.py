@@ -180,8 +180,7 @@ def assess_calibration(
         The Beta prior of every bin centred on the diagonal (the only calibration prior).
 
     labels : array_like, optional
-        True labels when ``preds`` is an array of probabilities or a frame without them
-        (passed to :func:`pbassess.as_predictions`).
+        As in :func:`pbassess.assess_accuracy`.
 
     Returns
     -------

@@ -440,18 +440,10 @@ def compare_models(
     pseudocount : float
         Dirichlet(pc / 2**M) prior on the joint outcome: uniform Beta(pc/2, pc/2) marginals and
         Dirichlet(pc/4 x 4) on each pair's outcomes.
-    bins : int
-        Equal-width confidence bins for ``ece``.
-    ci_prob : float
-        Credible mass of the HDIs.
-    seed : int or Generator, optional
-        Every random draw derives from it.
+    bins, ci_prob, seed, sample_kwargs, draws
+        As in :func:`compare_groups`.
     inference : {"conjugate", "nuts"}
         Exact Dirichlet draws (default) or NUTS on the same model (:func:`pbassess.inference.fit`).
-    sample_kwargs : dict, optional
-        ``pm.sample`` options for NUTS (see :func:`pbassess.inference.merge_sample_kwargs`).
-    draws : int, optional
-        Posterior draws per chain (4 chains), in both inferences (default 1000).
 
     Returns
     -------

@@ -147,8 +147,7 @@ def assess_confusion(
         The rows of the confusion matrix (the only choice: expected cost per predicted class).
 
     labels : array_like, optional
-        True labels when ``preds`` is an array of probabilities or a frame without them
-        (passed to :func:`pbassess.as_predictions`).
+        As in :func:`pbassess.assess_accuracy`.
 
     Returns
     -------
