@@ -70,6 +70,33 @@ def test_items_are_counted_only_by_the_counting_core():
     assert not stale, f"allow-list entries that no longer count on their own (remove them): {stale}"
 
 
+def _sampler_calls(path: Path) -> list[str]:
+    """Calls of a sampler in code (not docstrings): ``pm.sample(``, ``nutpie.sample(``, ``compile_pymc_model(``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    hits = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            owner = node.func.value.id if isinstance(node.func.value, ast.Name) else ""
+            if (owner, node.func.attr) in {("pm", "sample"), ("pymc", "sample"), ("nutpie", "sample"),
+                                           ("nutpie", "compile_pymc_model")}:
+                hits.append(f"{node.lineno}: {owner}.{node.func.attr}")
+    return hits
+
+
+def test_only_the_inference_layer_runs_a_sampler():
+    """Issue 18: sampler settings merge in one place, so only pbassess.inference calls pm.sample / nutpie."""
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel.startswith("pbassess/inference/") or "__pycache__" in path.parts:
+            continue
+        hits = _sampler_calls(path)
+        if hits:
+            found[rel] = hits
+    assert not found, f"sample through pbassess.inference (fit, sample_model, CompiledModel): {found}"
+    assert _sampler_calls(PACKAGE / "inference" / "sampling.py")  # the scan sees the real calls
+
+
 def test_import_contracts_hold():
     lint = Path(sys.executable).parent / "lint-imports"
     if not lint.exists():

@@ -17,6 +17,7 @@ from pbassess.inference.memory import check_count, check_memory, format_bytes, m
 from pbassess.inference.sampling import (
     DEFAULT_SAMPLE_KWARGS,
     INFERENCES,
+    CompiledModel,
     merge_sample_kwargs,
     mock_pymc_sample,
     progress_wanted,
@@ -34,7 +35,7 @@ from pbassess.inference.trees import (
 )
 
 __all__ = [
-    "CHAINS", "Fit", "Observations", "Spec", "draws_per_chain", "exact_loo", "fit", "total_draws",
+    "CHAINS", "CompiledModel", "Fit", "Observations", "Spec", "draws_per_chain", "exact_loo", "fit", "total_draws",
     "DEFAULT_SAMPLE_KWARGS", "INFERENCES", "bernoulli_log_likelihood", "bernoulli_observed_data", "MIN_ESS", "RHAT_THRESHOLD", "binomial_loglik", "check_count",
     "check_memory", "conjugate_datatree", "diagnostics", "diagnostics_note", "format_bytes", "memory_limit",
     "merge_sample_kwargs", "mock_pymc_sample", "posterior_dataset", "progress_wanted", "quiet_progress",

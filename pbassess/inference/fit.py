@@ -19,7 +19,7 @@ the result is an :class:`xarray.DataTree` with
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -109,6 +109,21 @@ def _pymc_prior(model: Any, n: int, seed: int, names: list[str]) -> dict[str, np
     return {name: group[name].to_numpy().reshape(n, *group[name].shape[2:]) for name in names}
 
 
+def _log_prior(spec: Spec, posterior: Mapping[str, Any], dataset: xr.Dataset, coords: Mapping[str, Any],
+               model: Any) -> xr.Dataset:
+    """The spec's log prior density at the posterior draws, or PyMC's from the model."""
+    log_prior = spec.log_prior({k: v for k, (_, v) in posterior.items()})
+    if log_prior is not None:
+        return _dataset(log_prior, coords)
+    import pymc as pm
+
+    base = xr.DataTree.from_dict({"/posterior": dataset})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return pm.compute_log_prior(base, model=model if model is not None else spec.model(),
+                                    extend_inferencedata=False, progressbar=False)
+
+
 def fit(
     spec: Spec,
     *,
@@ -116,6 +131,8 @@ def fit(
     draws: int | None = None,
     seed: Any = None,
     sample_kwargs: Mapping[str, Any] | None = None,
+    sampler: Callable[..., xr.DataTree] | None = None,
+    prior_groups: bool = True,
 ) -> Fit:
     """Fit ``spec`` by its exact conjugate posterior or by NUTS, into the one DataTree contract.
 
@@ -136,6 +153,14 @@ def fit(
         Every random draw (posterior, prior, NUTS' ``random_seed``) derives from it.
     sample_kwargs : dict, optional
         :func:`pymc.sample` options over the defaults (:func:`pbassess.inference.merge_sample_kwargs`).
+    sampler : callable, optional
+        NUTS by another route than :func:`pbassess.inference.sample_model` on ``spec.model()``:
+        ``sampler(seed=, sample_kwargs=, defaults=)`` returning a DataTree with ``posterior`` (the
+        model's variables) and ``sample_stats``, e.g. a :class:`CompiledModel`'s ``sample`` with
+        new data (a refit without recompiling).
+    prior_groups : bool
+        Add ``prior`` and ``log_prior`` (default). A refit loop may leave them out: both need
+        PyMC to compile the model's prior graph, which is what reusing a compiled model avoids.
 
     Returns
     -------
@@ -168,6 +193,12 @@ def fit(
         if not spec.has_conjugate:
             raise ConfigError(f"{spec.name} has no conjugate posterior; use inference='nuts'")
         primary = _chains(spec.conjugate_draws(per_chain * CHAINS, rng), CHAINS)
+    elif sampler is not None:
+        tree = sampler(seed=int(rng.integers(2**31 - 1)), sample_kwargs=sample_kwargs, defaults=spec.nuts_defaults)
+        post = tree["posterior"].to_dataset()
+        primary = {str(k): v.to_numpy() for k, v in post.data_vars.items()}
+        if "sample_stats" in tree.children:
+            sample_stats = tree["sample_stats"].to_dataset()
     else:
         model = spec.model()
         tree = sample_model(model, seed=int(rng.integers(2**31 - 1)), sample_kwargs=sample_kwargs,
@@ -180,18 +211,16 @@ def fit(
     posterior = spec.complete(primary)
     chains, n_draws = next(iter(posterior.values()))[1].shape[:2]
     coords = _coords(spec, chains, n_draws)
-    prior_raw = spec.prior_draws(per_chain * CHAINS, rng)
-    if prior_raw is None:
+    groups: dict[str, xr.Dataset] = {"posterior": _dataset(posterior, coords)}
+    prior_raw = spec.prior_draws(per_chain * CHAINS, rng) if prior_groups else None
+    if prior_groups and prior_raw is None:
         model = model if model is not None else spec.model()
         # the free variables and the model's deterministics (e.g. a user prior's ``accuracy``): the spec's
         # reported quantities are derived from them by ``complete``, not drawn
         names = list(dict.fromkeys([v.name for v in model.free_RVs] + [v.name for v in model.deterministics]))
         prior_raw = _pymc_prior(model, per_chain * CHAINS, int(rng.integers(2**31 - 1)), names)
-    prior = spec.complete(_chains(prior_raw, CHAINS))
-    groups: dict[str, xr.Dataset] = {
-        "posterior": _dataset(posterior, coords),
-        "prior": _dataset(prior, _coords(spec, CHAINS, per_chain)),
-    }
+    if prior_groups:
+        groups["prior"] = _dataset(spec.complete(_chains(prior_raw, CHAINS)), _coords(spec, CHAINS, per_chain))
     per_item = _per_item(spec, chains * n_draws)
     dims, values, cell_coords = spec.log_likelihood({k: v for k, (_, v) in posterior.items()}, per_item)
     ll_coords = {**coords, **cell_coords}
@@ -199,18 +228,8 @@ def fit(
         ll_coords["item"] = spec.observations.item
     if np.asarray(values).size > 0:
         groups["log_likelihood"] = _dataset({spec.observed_name: (dims, values)}, ll_coords)
-    log_prior = spec.log_prior({k: v for k, (_, v) in posterior.items()})
-    if log_prior is None:
-        import pymc as pm
-
-        model = model if model is not None else spec.model()
-        base = xr.DataTree.from_dict({"/posterior": groups["posterior"]})
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            groups["log_prior"] = pm.compute_log_prior(base, model=model, extend_inferencedata=False,
-                                                       progressbar=False)
-    else:
-        groups["log_prior"] = _dataset(log_prior, coords)
+    if prior_groups:
+        groups["log_prior"] = _log_prior(spec, posterior, groups["posterior"], coords, model)
     groups["observed_data"] = spec.observed_data()
     groups["constant_data"] = spec.constant_data()
     if sample_stats is not None:
@@ -218,7 +237,7 @@ def fit(
     tree = xr.DataTree.from_dict({f"/{k}": v for k, v in groups.items()})
     tree.attrs["inference"] = inference
     if inference == "nuts":
-        diag = run_diagnostics(tree, var_names=list(spec.reported))
+        diag = run_diagnostics(tree, var_names=spec.diagnosed)
     return Fit(tree, spec, inference, diag, model)
 
 

@@ -22,9 +22,11 @@ from typing import Any
 import numpy as np
 
 from pbassess.errors import ConfigError
+from pbassess.seeds import as_generator
 
 __all__ = [
-    "DEFAULT_SAMPLE_KWARGS", "INFERENCES", "INTERNAL_SUFFIXES", "in_notebook", "merge_sample_kwargs", "progress_wanted",
+    "DEFAULT_SAMPLE_KWARGS", "INFERENCES", "INTERNAL_SUFFIXES", "CompiledModel", "in_notebook", "merge_sample_kwargs",
+    "progress_wanted",
     "mock_pymc_sample", "quiet_progress", "resolve_inference", "sample_model",
 ]
 
@@ -289,6 +291,68 @@ def sample_model(
             warnings.simplefilter("ignore")
             pm.compute_log_likelihood(idata, var_names=names, model=model, progressbar=False)
     return _split_internal(idata, internal) if split_internal else idata
+
+
+class CompiledModel:
+    """A PyMC model compiled once by nutpie, sampled again and again with new data (and a warm start).
+
+    Refitting the same model on new counts (an exploration loop) would otherwise recompile its
+    log density every time (seconds); nutpie swaps the model's data containers into the compiled
+    function instead. Sampler settings merge as for every fit (:func:`merge_sample_kwargs`), so this
+    and :func:`sample_model` are the only places pbassess calls a sampler.
+
+    Parameters
+    ----------
+    model : pymc.Model
+        Its data containers (``pm.Data``) are what :meth:`sample` may replace.
+
+    Examples
+    --------
+    >>> import pymc as pm
+    >>> with pm.Model() as model:
+    ...     k = pm.Data("k", 7.0)
+    ...     p = pm.Beta("p", 1.0, 1.0)
+    ...     _ = pm.Binomial("y", n=10, p=p, observed=k)
+    >>> compiled = CompiledModel(model)
+    >>> tree = compiled.sample({"k": 2.0}, seed=0, sample_kwargs={"draws": 300, "tune": 300, "chains": 2})
+    >>> mean = float(tree["posterior"]["p"].mean())   # the posterior is Beta(3, 9): mean 0.25, sd 0.12
+    >>> bool(abs(mean - 0.25) < 0.05), compiled.unconstrained_mean.shape   # 0.05: ~6 Monte Carlo errors
+    (True, (1,))
+    """
+
+    def __init__(self, model: Any) -> None:
+        import nutpie
+
+        self.model = model
+        self._compiled = nutpie.compile_pymc_model(model)
+        self.data_names = frozenset(var.name for var in self._compiled.shared_var_keys)
+        #: The posterior mean of the last run in the unconstrained space (``init_mean`` of a warm start).
+        self.unconstrained_mean: np.ndarray | None = None
+
+    def sample(self, data: Mapping[str, Any] | None = None, *, seed: Any = None,
+               sample_kwargs: Mapping[str, Any] | None = None, defaults: Mapping[str, Any] | None = None,
+               warm_start: bool = False) -> Any:
+        """NUTS on the compiled model with ``data`` swapped in: a DataTree with ``posterior`` and ``sample_stats``.
+
+        ``data`` keys the model does not hold are ignored; ``warm_start`` starts the chains at the
+        previous run's posterior mean (tuning is not shortened).
+        """
+        import nutpie
+
+        kwargs = merge_sample_kwargs(sample_kwargs, defaults=defaults, seed=seed, progressbar=False)
+        compiled = self._compiled
+        if data:
+            compiled = compiled.with_data(**{k: v for k, v in data.items() if k in self.data_names})
+        options = {key: kwargs[key] for key in ("draws", "tune", "chains", "cores", "target_accept") if key in kwargs}
+        if warm_start and self.unconstrained_mean is not None:
+            options["init_mean"] = self.unconstrained_mean
+        seed_value = kwargs.get("random_seed")
+        trace = nutpie.sample(compiled, seed=int(as_generator(seed_value).integers(2**31)) if seed_value is None
+                              else int(seed_value), progress_bar=False, store_unconstrained=True, **options)
+        stats = trace["sample_stats"]
+        self.unconstrained_mean = np.asarray(stats["unconstrained_draw"].mean(("chain", "draw")).values, float)
+        trace["sample_stats"] = stats.to_dataset()[[v for v in stats.data_vars if "unconstrained" not in str(v)]]
+        return trace
 
 
 def mock_pymc_sample(*args: Any, **kwargs: Any):

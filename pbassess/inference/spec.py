@@ -120,6 +120,11 @@ class Spec(ABC):
 
     # -- the model ---------------------------------------------------------------------
     @property
+    def diagnosed(self) -> list[str]:
+        """The variables whose R-hat and ESS a NUTS fit checks (default: the reported ones)."""
+        return list(self.reported)
+
+    @property
     def has_conjugate(self) -> bool:
         """Whether :meth:`conjugate_draws` gives exact posterior draws."""
         return True

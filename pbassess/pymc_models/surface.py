@@ -1112,6 +1112,11 @@ class SurfaceModelSpec(ArmSpec):
                 self.reported[name] = ()
 
     @property
+    def diagnosed(self) -> list[str]:
+        """The model's variables: ``accuracy`` is a conditional draw given ``mu`` and ``s`` and mixes as they do."""
+        return [v for v in self.reported if v != "accuracy"]
+
+    @property
     def has_conjugate(self) -> bool:
         return False
 

@@ -6,17 +6,17 @@ the model's log density afresh for every new set of constants); a round's NUTS r
 hundreds of arms takes well under a second. A refitter builds the model once with every arm's
 counts in data containers (``counts_as_data=True`` of the model builders: an arm without
 labels adds exactly 0 to the likelihood, so the posterior is that of :func:`fit_surface`),
-compiles it once with nutpie, and per fit swaps the counts in
-(``CompiledPyMCModel.with_data``) and samples, optionally starting at the previous fit's
-posterior mean in the unconstrained space (nutpie's ``init_mean``).
+compiles it once (:class:`pbassess.inference.CompiledModel`), and per round fits the round's
+spec through :func:`pbassess.inference.fit` with the compiled model as its sampler: the counts
+are swapped in and the chains start at the previous round's posterior mean in the unconstrained
+space (nutpie's ``init_mean``).
 
-Each round's result is built from the model's spec (:class:`pbassess.pymc_models.surface.
-SurfaceModelSpec` over the round's counts) exactly as :func:`pbassess.inference.fit` builds a NUTS
-fit's DataTree: the same ``posterior`` (``accuracy`` per arm and the model's variables),
-``log_likelihood`` per labeled item, ``observed_data``, ``constant_data`` and ``sample_stats``,
-and the same diagnostics. It leaves out the ``prior`` and ``log_prior`` groups: both need PyMC
-to compile the model's prior graph afresh every round (seconds each), which is what the
-refitter avoids; ``result.loo()`` (PSIS) works without them.
+Each round's DataTree is therefore the one :func:`~pbassess.inference.fit` makes for a NUTS fit
+(``posterior`` with ``accuracy`` per arm and the model's variables, ``log_likelihood`` per
+labeled item, ``observed_data``, ``constant_data``, ``sample_stats``, the same diagnostics), but
+without the ``prior`` and ``log_prior`` groups: both need PyMC to compile the model's prior
+graph afresh every round (seconds each), which is what the refitter avoids; ``result.loo()``
+(PSIS) works without them.
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 import numpy as np
-import xarray as xr
 
 from pbassess.constants import CI_PROB
 from pbassess.errors import ConfigError, DataError
@@ -44,55 +44,9 @@ from pbassess.surface.arms import ArmCounts
 from pbassess.surface.fit import SURFACE_SAMPLE_KWARGS, surface_result
 from pbassess.surface.result import SurfaceResult
 
-__all__ = ["REFIT_ESTIMATORS", "SurfaceRefitter", "round_tree"]
+__all__ = ["REFIT_ESTIMATORS", "SurfaceRefitter"]
 
 REFIT_ESTIMATORS = GP_ESTIMATORS
-
-
-def round_tree(spec: SurfaceModelSpec, trace: Any) -> xr.DataTree:
-    """The DataTree of one NUTS run of ``spec``'s model: the groups :func:`pbassess.inference.fit` makes, but the prior ones.
-
-    ``trace`` is the sampler's DataTree (``posterior`` with the model's free variables and
-    deterministics; ``sample_stats``); the posterior is completed by the spec (``accuracy``) and
-    the log-likelihood is the spec's, per labeled item when the items are known.
-
-    Examples
-    --------
-    >>> arms = ArmCounts.from_arrays([2, 1], [1, 1])
-    >>> spec = SurfaceModelSpec(arms, "berngp", model_seed=0, observations=observations_from_arm_counts([2, 1], [1, 1]))
-    >>> post = xr.Dataset({"p": (("chain", "draw", "arm"), np.full((2, 3, 2), 0.7))})
-    >>> tree = round_tree(spec, xr.DataTree.from_dict({"posterior": post}))
-    >>> sorted(tree.children), dict(tree["log_likelihood"]["correct"].sizes)
-    (['constant_data', 'log_likelihood', 'observed_data', 'posterior'], {'chain': 2, 'draw': 3, 'item': 3})
-    """
-    post = trace["posterior"].to_dataset()
-    primary = {str(k): v.to_numpy() for k, v in post.data_vars.items()}
-    variables = spec.complete(primary)
-    chains, draws = variables["accuracy"][1].shape[:2]
-    coords = {"chain": np.arange(chains), "draw": np.arange(draws), **spec.coords}
-
-    def dataset(values, extra=None):
-        used = {d for dims, _ in values.values() for d in dims} | {"chain", "draw"}
-        data = {name: (("chain", "draw", *dims), np.ascontiguousarray(arr)) for name, (dims, arr) in values.items()}
-        return xr.Dataset(data, coords={k: v for k, v in {**coords, **(extra or {})}.items() if k in used})
-
-    groups = {"posterior": dataset(variables)}
-    # per labeled item, unless the values would pass pbassess's memory limit (then per arm, as fit does)
-    from pbassess.inference import memory_limit
-
-    per_item = spec.observations is not None and 8.0 * chains * draws * spec.observations.size <= memory_limit()
-    dims, values, cell_coords = spec.log_likelihood({k: v for k, (_, v) in variables.items()}, per_item)
-    if np.asarray(values).size:
-        extra = {**cell_coords, **({"item": spec.observations.item} if per_item else {})}
-        groups["log_likelihood"] = dataset({spec.observed_name: (dims, values)}, extra)
-    groups["observed_data"] = spec.observed_data()
-    groups["constant_data"] = spec.constant_data()
-    if "sample_stats" in trace.children:
-        stats = trace["sample_stats"].to_dataset()
-        groups["sample_stats"] = stats[[v for v in stats.data_vars if "unconstrained" not in str(v)]]
-    tree = xr.DataTree.from_dict({f"/{k}": v for k, v in groups.items()})
-    tree.attrs["inference"] = "nuts"
-    return tree
 
 
 class SurfaceRefitter:
@@ -123,7 +77,7 @@ class SurfaceRefitter:
     def __init__(self, arms: ArmCounts, estimator: str = "additive", *, covariate: str | None = None,
                  model_options: Mapping[str, Any] | None = None, sample_kwargs: Mapping[str, Any] | None = None,
                  ci_prob: float = CI_PROB, seed: Any = None) -> None:
-        import nutpie
+        from pbassess.inference import CompiledModel
 
         if estimator not in REFIT_ESTIMATORS:
             raise ConfigError(f"only the NUTS estimators can be refitted ({', '.join(REFIT_ESTIMATORS)}), "
@@ -138,13 +92,11 @@ class SurfaceRefitter:
         self.spec = SurfaceModelSpec(arms, estimator, model_options=self.options, covariate=covariate,
                                      model_seed=self.model_seed, counts_as_data=True)
         self.model = self.spec.model()
-        self._compiled = nutpie.compile_pymc_model(self.model)
-        self._data_names = {var.name for var in self._compiled.shared_var_keys}
-        self._init_mean: np.ndarray | None = None
+        self.compiled = CompiledModel(self.model)
 
     def reset(self) -> None:
         """Forget the previous fit: the next one starts cold (a new exploration run)."""
-        self._init_mean = None
+        self.compiled.unconstrained_mean = None
 
     def _counts(self, arms: ArmCounts) -> tuple[np.ndarray, np.ndarray]:
         if self._similarity is None:
@@ -159,9 +111,7 @@ class SurfaceRefitter:
         ``warm_start``: start the chains at the previous fit's posterior mean (unconstrained);
         tuning is not shortened (nutpie cannot take a mass matrix over).
         """
-        import nutpie
-
-        from pbassess.inference import diagnostics
+        from pbassess.inference import fit
 
         start = time.perf_counter()
         arms = self.arms.with_counts(np.asarray(n, float), np.asarray(correct, float))
@@ -170,23 +120,16 @@ class SurfaceRefitter:
         n_used, c_used = self._counts(arms)
         data = {"labels": n_used, "correct": c_used, "own_labels": arms.n,
                 "global_accuracy": np.asarray(arms.global_accuracy, float)}
-        compiled = self._compiled.with_data(**{k: v for k, v in data.items() if k in self._data_names})
         rng = as_generator(seed)
-        kwargs = dict(self.sample_kwargs)
-        if warm_start and self._init_mean is not None:
-            kwargs["init_mean"] = self._init_mean
-        trace = nutpie.sample(compiled, seed=int(rng.integers(2**31)), progress_bar=False,
-                              store_unconstrained=True, **kwargs)
-        stats = trace["sample_stats"]
-        self._init_mean = np.asarray(stats["unconstrained_draw"].mean(("chain", "draw")).values, float)
         spec = self.spec.with_counts(arms, n_used, c_used, observations_from_arm_counts(arms.n, arms.correct),
                                      seed=int(rng.integers(2**31 - 1)))
-        tree = round_tree(spec, trace)
+        kwargs = dict(self.sample_kwargs)
+        draws = kwargs.pop("draws")
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            # the model's variables, as before the fit layer: ``accuracy`` is a conditional draw given mu and s
-            # (it mixes as they do), and checking it too doubled a round's time on 32 arms
-            diag = diagnostics(tree, var_names=[v for v in spec.reported if v != "accuracy"], warn=False)
+            warnings.simplefilter("ignore")  # the diagnostics travel with the result
+            fitted = fit(spec, inference="nuts", draws=draws, seed=rng, sample_kwargs=kwargs, prior_groups=False,
+                         sampler=partial(self.compiled.sample, data, warm_start=warm_start))
+        tree, diag = fitted.idata, fitted.diagnostics
         options = {"covariate": self.covariate, "model_options": dict(self.options), "model_seed": self.model_seed}
         return surface_result(arms, spec, tree, inference="nuts", ci_prob=self.ci_prob, diagnostics=diag,
                               prior=self.options, options=options, fit_seconds=time.perf_counter() - start)

@@ -85,7 +85,7 @@ def test_refitter_fits_new_counts_and_warm_starts(monkeypatch):
     second = _arms(1)
     r1 = refit.fit(arms.n, arms.correct, seed=0)
     r2 = refit.fit(second.n, second.correct, seed=1)
-    assert calls[0] is None and calls[1] is not None and calls[1].shape == (refit._compiled.n_dim,)
+    assert calls[0] is None and calls[1] is not None and calls[1].shape == refit.compiled.unconstrained_mean.shape
     np.testing.assert_array_equal(r2.arms.n, second.n)
     # The likelihood saw the new counts: an arm's posterior mean moves with its own data.
     assert r1.engine == r2.engine == "nuts" and np.all((r2.mean > 0) & (r2.mean < 1))
