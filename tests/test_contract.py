@@ -23,7 +23,12 @@ import pbassess as pb
 from pbassess.inference import CHAINS, Observations, exact_loo, fit
 from pbassess.pymc_models.accuracy import BetaBernoulliSpec
 
-NUTS = {"draws": 500, "tune": 600}
+NUTS = {"tune": 600}
+
+
+def _draws(inference: str) -> int | None:
+    """Draws per chain: 500 for NUTS (enough for the checks, quick), the default 1000 for exact draws."""
+    return 500 if inference == "nuts" else None
 
 
 @pytest.fixture(scope="module")
@@ -39,18 +44,18 @@ def digits_shift():
 #: name -> (function of (data, inference, seed), data fixture name)
 ASSESSMENTS = {
     "accuracy": (lambda p, inf, s: pb.assess_accuracy(p, prior="informed", inference=inf, seed=s,
-                                                      sample_kwargs=NUTS), "digits"),
+                                                      draws=_draws(inf), sample_kwargs=NUTS), "digits"),
     "accuracy-true-class": (lambda p, inf, s: pb.assess_accuracy(p, by="true", inference=inf, seed=s,
-                                                                 sample_kwargs=NUTS), "digits"),
+                                                                 draws=_draws(inf), sample_kwargs=NUTS), "digits"),
     "accuracy-by-environment": (lambda p, inf, s: pb.assess_accuracy(p, by="environment", inference=inf, seed=s,
-                                                                     sample_kwargs=NUTS), "digits_shift"),
-    "cost": (lambda p, inf, s: pb.assess_confusion(p, inference=inf, seed=s, sample_kwargs=NUTS), "digits"),
-    "calibration": (lambda p, inf, s: pb.assess_calibration(p, inference=inf, seed=s, sample_kwargs=NUTS), "digits"),
+                                                                     draws=_draws(inf), sample_kwargs=NUTS), "digits_shift"),
+    "cost": (lambda p, inf, s: pb.assess_confusion(p, inference=inf, seed=s, draws=_draws(inf), sample_kwargs=NUTS), "digits"),
+    "calibration": (lambda p, inf, s: pb.assess_calibration(p, inference=inf, seed=s, draws=_draws(inf), sample_kwargs=NUTS), "digits"),
     "compare-groups": (lambda p, inf, s: pb.compare_groups(p, "environment", inference=inf, seed=s,
-                                                           sample_kwargs=NUTS), "digits_shift"),
+                                                           draws=_draws(inf), sample_kwargs=NUTS), "digits_shift"),
     "compare-groups-ece": (lambda p, inf, s: pb.compare_groups(p, "environment", metric="ece", bins=5, inference=inf,
-                                                               seed=s, sample_kwargs=NUTS), "digits_shift"),
-    "hierarchical": (lambda p, inf, s: pb.assess_hierarchical(p, "environment", seed=s, sample_kwargs=NUTS),
+                                                               seed=s, draws=_draws(inf), sample_kwargs=NUTS), "digits_shift"),
+    "hierarchical": (lambda p, inf, s: pb.assess_hierarchical(p, "environment", seed=s, draws=_draws(inf), sample_kwargs=NUTS),
                      "digits_shift"),
 }
 #: assessments without a conjugate posterior: fitted by NUTS only (the conjugate cases skip)
@@ -181,7 +186,7 @@ def test_pymc_functions_work_with_result_model(digits):
     import pymc as pm
 
     for inference in INFERENCES:
-        res = pb.assess_accuracy(digits, inference=inference, seed=0, sample_kwargs=NUTS)
+        res = pb.assess_accuracy(digits, inference=inference, seed=0, draws=_draws(inference), sample_kwargs=NUTS)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             prior = pm.stats.compute_log_prior(res.idata, model=res.model, extend_inferencedata=False,

@@ -286,7 +286,7 @@ def test_bad_options_raise_config_errors():
         StrategyOptions(batch_size=0)
     with pytest.raises(ConfigError, match="cost_matrix"):
         build_inputs(p, "highest-cost", cost_matrix=np.ones((2, 2)))
-    with pytest.raises(ConfigError, match="once"):
+    with pytest.raises(TypeError, match="cost"):  # the old spelling cost= is gone (0.2.0)
         build_inputs(p, "highest-cost", cost_matrix="zero-one", cost="zero-one")
 
 
