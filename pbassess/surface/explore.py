@@ -27,6 +27,7 @@ against the truth) as an :class:`xarray.Dataset` with dims ``seed`` and ``round`
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -225,7 +226,7 @@ def explore_surface(preds: Any, attributes: Sequence[str], *, estimator: str = "
                     budget: int = 200, batch_size: int = 10, initial_labels: int = 0, seeds: Sequence[int] = (0,),
                     truth: Any = None, min_support: float = 0.0, k: int = 50,
                     fit_kwargs: Mapping[str, Any] | None = None, warm_start: bool | str = True,
-                    refit: bool = True) -> xr.Dataset:
+                    refit: bool = True, progress: bool | None = None) -> xr.Dataset:
     """Run the exploration loop for each seed and return the error curves.
 
     Parameters
@@ -243,6 +244,9 @@ def explore_surface(preds: Any, attributes: Sequence[str], *, estimator: str = "
         With a NUTS estimator and nutpie, build and compile the model once for all rounds and
         seeds and swap each round's counts in (:class:`pbassess.surface.refit.SurfaceRefitter`;
         warm start from the previous posterior mean). False: build and compile every round.
+    progress : bool, optional
+        A progress bar over the runs (seeds); ``None``: when a person is watching
+        (:func:`pbassess.inference.progress_wanted`: a terminal or Jupyter, never under ``--json``).
 
     Returns
     -------
@@ -271,9 +275,16 @@ def explore_surface(preds: Any, attributes: Sequence[str], *, estimator: str = "
     if tru.shape != (full.n_arms,):
         raise DataError(f"truth has {tru.size} values for {full.n_arms} arms")
     refitter = _refitter(full, estimator, fit_kwargs, warm_start, seeds) if refit else None
+    from pbassess.inference import progress_wanted
+
+    runs_of: Any = seeds
+    if progress_wanted() if progress is None else progress:  # a terminal's stderr or a Jupyter widget
+        from tqdm.auto import tqdm
+
+        runs_of = tqdm(seeds, unit="run", desc=f"exploring ({estimator})", file=sys.stderr)
     runs = [_one_run(preds, attributes, tru, full.pool_n, estimator=estimator, strategy=strategy, budget=budget,
                      batch_size=batch_size, initial=initial_labels, rng=as_generator(s), fit_kwargs=fit_kwargs,
-                     min_support=min_support, k=k, warm_start=warm_start, refitter=refitter) for s in seeds]
+                     min_support=min_support, k=k, warm_start=warm_start, refitter=refitter) for s in runs_of]
     length = max(len(sizes) for sizes, _ in runs)
     data = {m: np.full((len(runs), length), np.nan) for m in (*METRICS, "fit_seconds")}
     n_labels = np.full((len(runs), length), -1, dtype=np.int64)

@@ -150,3 +150,17 @@ def test_warm_start_from_a_posterior_draw():
     assert kw["initvals"]["intercept"] == pytest.approx(3.0)  # the last draw of chain 0
     with pytest.raises(ConfigError, match="warm-start point"):
         warm_start_kwargs(result, {}, point="median")
+
+
+def test_exploration_shows_progress_only_when_watched(capsys):
+    """Issue 18: every wait shows progress when a person watches, none under quiet_progress (--json)."""
+    from pbassess import Predictions
+    from pbassess.inference import quiet_progress
+    from pbassess.surface.explore import explore_surface
+
+    p = Predictions.from_binary_scores([.9, .8, .3, .7, .6, .4], [1, 0, 0, 1, 1, 1], groups={"g": [0, 0, 1, 1, 2, 2]})
+    explore_surface(p, ["g"], budget=4, batch_size=2, seeds=[0, 1], progress=True)
+    assert "exploring (beta-i)" in capsys.readouterr().err
+    with quiet_progress():
+        explore_surface(p, ["g"], budget=4, batch_size=2, seeds=[0, 1])
+    assert capsys.readouterr().err == ""
