@@ -21,6 +21,7 @@ is built from :data:`COMMAND_HELP` without importing any subcommand module.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import sys
 
@@ -190,8 +191,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except SystemExit as exc:  # --help, --version, or a usage error (already printed after the usage)
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+    if _stdout_closed():  # every command prints its result there: refuse before doing anything
+        print(f"pbassess {args.command}: error: standard output is closed, so the result could not be written "
+              "(redirect it to a file or /dev/null instead of closing it); nothing was run", file=sys.stderr)
+        return 2
     try:
-        return int(args.func(args) or 0)
+        status = int(args.func(args) or 0)
     except PbassessError as exc:
         print(f"pbassess {args.command}: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
@@ -203,6 +208,44 @@ def main(argv: list[str] | None = None) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    return _flushed(args.command, status)
+
+
+def _flushed(command: str, status: int) -> int:
+    """``status``, or 2 with one line on stderr when what was printed cannot reach standard output (full disk, ...)."""
+    import os
+
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return status
+    except OSError as exc:
+        print(f"pbassess {command}: error: could not write the result to standard output: {exc.strerror or exc}",
+              file=sys.stderr)
+        with contextlib.suppress(OSError, ValueError):  # drop the unwritten rest so that the exit does not fail again
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 2
+    return status
+
+
+def _stdout_closed() -> bool:
+    """True when standard output is closed (``>&-``): Python then has no ``sys.stdout``, or its descriptor is gone."""
+    import os
+
+    stream = sys.stdout
+    if stream is None:
+        return True
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # a stream without a descriptor (tests capture into memory)
+        return bool(getattr(stream, "closed", False))
+    try:
+        os.fstat(fd)
+    except OSError:
+        return True
+    return False
 
 
 if __name__ == "__main__":  # pragma: no cover

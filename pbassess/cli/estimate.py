@@ -111,9 +111,37 @@ def run(args: argparse.Namespace) -> int:
     return opt.finish(result, args, "estimate", text=table)
 
 
+#: Options of ``pbassess simulate`` that the adaptive and the estimation paths do not use: (dest, flag, paths).
+_SIMULATE_ONLY_ENGINE = (
+    ("pseudocount", "--pseudocount", ("adaptive", "estimation")),
+    ("batch_size", "--picks-per-round", ("adaptive", "estimation")),
+    ("bins", "--bins", ("adaptive", "estimation")),
+    ("cost_matrix", "--cost-matrix", ("adaptive", "estimation")),
+    ("ci_prob", "--ci-prob", ("adaptive",)),
+    ("out", "--out", ("adaptive", "estimation")),
+    ("plot", "--plot", ("adaptive", "estimation")),
+    ("top_m", "--top-m", ("estimation",)),
+    ("log_every", "--log-every", ("estimation",)),
+)
+
+
+def _refuse_ignored(args: argparse.Namespace, estimation: bool) -> None:
+    """An option given that this simulation path would ignore is an error naming it (nothing is ignored)."""
+    path = "estimation" if estimation else "adaptive"
+    where = "--target estimation" if estimation else "--prior adaptive"
+    if estimation and args.prior is not None:
+        raise ConfigError(f"--prior does not apply to --target estimation (its strategies use no prior), "
+                          f"got {args.prior!r}")
+    for dest, flag, paths in _SIMULATE_ONLY_ENGINE:
+        if path in paths and getattr(args, dest, None) is not None:
+            if dest == "batch_size":
+                flag = getattr(args, "pb_alias_batch_size", flag)
+            raise ConfigError(f"{flag} does not apply to {where} (it is not used there); remove it")
+
+
 def run_simulation(args: argparse.Namespace) -> int:
     """``pbassess simulate`` for ``--prior adaptive`` (TS with the adaptive informed prior) and for
-    ``--target estimation --strategy uncertainty`` (active estimation); called by the simulate
+    ``--target estimation`` (random-item and uncertainty estimation); called by the simulate
     subcommand, whose other paths run the compiled engine.
 
     ``--json`` prints, for the adaptive prior, the simulate object (``target``, ``top_m``,
@@ -125,14 +153,26 @@ def run_simulation(args: argparse.Namespace) -> int:
 
     from pbassess.cli import emit_json
 
+    estimation = args.target == "estimation"
+    _refuse_ignored(args, estimation)
+    names = [s.strip() for s in str(args.strategy).split(",") if s.strip()]
+    if not estimation:
+        bad = [n for n in names if n != "ts"]
+        if bad:
+            raise ConfigError(f"--prior adaptive is a prior for Thompson sampling; use --strategy ts (not {', '.join(bad)})")
     pred = opt.load_data_args(args)
     opt.seed_value(args)
-    names = [s.strip() for s in str(args.strategy).split(",") if s.strip()]
-    if args.target == "estimation":
+    if estimation:
         from pbassess.estimation.active import simulate_estimation
 
-        budgets = [args.budget] if args.budget else [b for b in (100, 200, 500, 1000) if b <= pred.n_items]
-        ds = simulate_estimation(pred, budgets, strategies=names, runs=args.runs, seed=args.seed)
+        if args.budget is not None and args.budget > pred.n_items:
+            raise ConfigError(f"--budget must be at most the pool size ({pred.n_items} items), got {args.budget}")
+        budgets = [args.budget] if args.budget is not None else [b for b in (100, 200, 500, 1000) if b <= pred.n_items]
+        if not budgets:
+            raise ConfigError(f"the pool has {pred.n_items} items, fewer than the smallest default budget (100): "
+                              "give --budget")
+        ds = simulate_estimation(pred, budgets, strategies=names, runs=args.runs, seed=args.seed,
+                                 ci_prob=opt.ci_prob_value(args))
         out = {name: {"budget": budgets, "labels": ds["labels"].sel(strategy=name).mean("run").values.tolist(),
                       "coverage": ds["coverage"].sel(strategy=name).values.tolist(),
                       "width": ds["width"].sel(strategy=name).values.tolist()} for name in names}
@@ -148,9 +188,8 @@ def run_simulation(args: argparse.Namespace) -> int:
     from pbassess.active.adaptive import simulate_adaptive
     from pbassess.active.evaluation import labels_to_mrr
 
-    bad = [n for n in names if n != "ts"]
-    if bad:
-        raise ConfigError(f"--prior adaptive is a prior for Thompson sampling; use --strategy ts (not {', '.join(bad)})")
+    args.top_m = 1 if args.top_m is None else args.top_m
+    args.log_every = 100 if args.log_every is None else args.log_every
     sys.stderr.write(f"pbassess simulate: {pred.name}, {pred.n_items} items; TS with the adaptive prior...\n")
     res = simulate_adaptive(pred, args.target, prior="adaptive", top_m=args.top_m, runs=args.runs,
                             log_every=args.log_every, budget=args.budget, seed=args.seed)

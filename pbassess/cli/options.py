@@ -77,7 +77,7 @@ __all__ = [
     "add_inference",
     "add_interval", "add_output", "add_quiet", "add_seed", "add_strict", "ci_prob_value", "diagnostics_message",
     "finish", "finish_diagnostics", "inference_kwargs", "inference_value", "load_data_args", "number_value",
-    "progress", "sample_kwargs_value", "save_outputs", "seed_value",
+    "positive_number", "progress", "sample_kwargs_value", "save_outputs", "seed_value",
 ]
 
 #: The option groups and their flags (the test of the vocabulary is generated from this).
@@ -238,6 +238,25 @@ def _prob(text: str) -> float:
         raise BadValue(f"--ci-prob is out of range, got {text!r}: --ci-prob must be in (0, 1) (ci_prob must be a "
                        "number strictly between 0 and 1)")
     return float(value)
+
+
+def positive_number(option: str):
+    """An argparse ``type``: a finite number > 0 (a bad value: :class:`BadValue`, one line naming ``option``).
+
+    Examples
+    --------
+    >>> positive_number("--pseudocount")("2.5")
+    2.5
+    """
+
+    def parse(text: str) -> float:
+        value = _checked(option)(text)
+        if not value > 0:
+            raise BadValue(f"{option} must be a number > 0, got {text!r}")
+        return float(value)
+
+    parse.__name__ = option.lstrip("-").replace("-", "_")
+    return parse
 
 
 def _unit_interval(option: str):

@@ -7,7 +7,9 @@
                               [data, seed, interval, output, strict and progress options]
 
 The labeled items of ``DATA`` are split at random: ``F`` (default 0.5) to fit the map, the rest
-to evaluate it. ``--json`` prints one object::
+to evaluate it. Each part needs at least 20 items
+(:data:`pbassess.calibration.evaluation.MIN_SPLIT_ITEMS`): a map fitted, or an ECE measured, on
+fewer is noise, so fewer is an error naming the minimum. ``--json`` prints one object::
 
     {"method": ..., "params": {...}, "before": {"ece": ..., "nll": ..., "brier": ...},
      "after": {...}, "posterior": {"before": {"ece": {"mean", "hdi"}, ...}, "after": {...}},
@@ -46,7 +48,7 @@ def register(subparsers: Any) -> None:
     opt.add_data(p)
     p.add_argument("--method", required=True, metavar="{" + ",".join(METHODS) + "}", help="recalibration method")
     p.add_argument("--fit-fraction", default="0.5", metavar="F",
-                   help="share of the labeled items used to fit (default 0.5)")
+                   help="share of the labeled items used to fit (default 0.5); each part needs at least 20 items")
     p.add_argument("--bins", default="10", metavar="B", help="equal-width bins of the ECE and of histogram binning")
     opt.add_inference(p, choices=("conjugate",), draws_default="2000", draws_help="Monte Carlo draws of each before/after posterior (no chains)")
     opt.add_seed(p, "the split and the posterior draws")

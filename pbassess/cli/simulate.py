@@ -7,6 +7,11 @@
         [--log-every L] [--budget N] [--picks-per-round N] [--bins B]
         [--cost-matrix zero-one|people|superclass|FILE] [data, seed, interval, output and progress options]
 
+``--prior adaptive`` and ``--target estimation`` run their own replays: an option such a path does
+not use (``--pseudocount``, ``--picks-per-round``, ``--bins``, ``--cost-matrix``, ``--out``, ``--plot``;
+``--ci-prob`` with the adaptive prior; ``--prior``, ``--top-m`` and ``--log-every`` with estimation) is
+an error naming it, never ignored.
+
 DATA is a registered name or a prediction file (top-1 form is enough: predicted class,
 probability, true label). A progress bar goes to stderr. ``--json`` prints one object::
 
@@ -57,20 +62,29 @@ def register(subparsers: Any) -> None:
     p.add_argument("--strategy", required=True, metavar="NAME[,NAME...]",
                    help=f"comma-separated strategies: {', '.join(STRATEGIES)}; for --target estimation also "
                         "uncertainty (labels where the model is unsure, inverse-probability weighted)")
-    p.add_argument("--prior", default="uniform", metavar="NAME[,NAME...]",
+    p.add_argument("--prior", default=None, metavar="NAME[,NAME...]",
                    help=f"prior of every arm, or several comma-separated: {', '.join(PRIORS)} "
                         "(eb: empirical Bayes across classes; accuracy targets and 0-1 cost), or adaptive (TS with the "
                         "confidence-to-accuracy prior learned online; simulation only); default uniform")
-    p.add_argument("--pseudocount", type=float, default=DEFAULT_PSEUDOCOUNT, metavar="PC",
-                   help=f"prior strength (default {DEFAULT_PSEUDOCOUNT:g})")
-    p.add_argument("--top-m", type=int, default=1, metavar="M", help="size of the sought set of classes (default 1)")
-    p.add_argument("--runs", type=int, default=100, metavar="R", help="independent replicate runs (default 100)")
-    p.add_argument("--log-every", type=int, default=100, metavar="L", help="evaluate after every L labels (default 100)")
-    p.add_argument("--budget", type=int, default=None, metavar="N", help="labels per run (default: the whole pool)")
-    p.add_argument("--picks-per-round", dest="batch_size", type=int, default=1, metavar="N",
-                   help="items picked per round from the same posterior, as for a labeling team (default 1)")
-    opt.add_deprecated_alias(p, "--batch-size", "--picks-per-round", "batch_size", type=int)
-    p.add_argument("--bins", type=int, default=DEFAULT_BINS, metavar="B",
+    p.add_argument("--pseudocount", type=opt.positive_number("--pseudocount"), default=None, metavar="PC",
+                   help=f"prior strength, > 0 (default {DEFAULT_PSEUDOCOUNT:g}; not with --prior adaptive or "
+                        "--target estimation)")
+    p.add_argument("--top-m", type=opt._checked("--top-m", integer=True, minimum=1), default=None, metavar="M",
+                   help="size of the sought set of classes (default 1; not with --target estimation)")
+    p.add_argument("--runs", type=opt._checked("--runs", integer=True, minimum=1), default=100, metavar="R",
+                   help="independent replicate runs (default 100)")
+    p.add_argument("--log-every", type=opt._checked("--log-every", integer=True, minimum=1), default=None,
+                   metavar="L", help="evaluate after every L labels (default 100; not with --target estimation)")
+    p.add_argument("--budget", type=opt._checked("--budget", integer=True, minimum=1), default=None, metavar="N",
+                   help="labels per run (default: the whole pool; for --target estimation the budgets 100, 200, "
+                        "500 and 1000 that fit in the pool)")
+    picks = opt._checked("--picks-per-round", integer=True, minimum=1)
+    p.add_argument("--picks-per-round", dest="batch_size", type=picks, default=None, metavar="N",
+                   help="items picked per round from the same posterior, as for a labeling team (default 1; not "
+                        "with --prior adaptive or --target estimation)")
+    opt.add_deprecated_alias(p, "--batch-size", "--picks-per-round", "batch_size",
+                             type=opt._checked("--batch-size", integer=True, minimum=1))
+    p.add_argument("--bins", type=opt._checked("--bins", integer=True, minimum=1), default=None, metavar="B",
                    help=f"confidence bins inside each class for most-miscalibrated (default {DEFAULT_BINS})")
     opt.add_cost_matrix(p)
     opt.add_seed(p, "every run (the runs get independent streams from it)")
@@ -85,10 +99,12 @@ def run(args: argparse.Namespace) -> int:
     from pbassess.active.experiment import simulate
 
     seed = opt.seed_value(args)
-    if args.prior == "adaptive" or (args.target == "estimation" and "uncertainty" in args.strategy):
+    # every estimation run goes to the estimation replay (the engine would read it as another target)
+    if args.prior == "adaptive" or args.target == "estimation":
         from pbassess.cli.estimate import run_simulation  # ESTIM: adaptive prior, active estimation
 
         return run_simulation(args)
+    _fill_defaults(args)
     pred = opt.load_data_args(args)
     result = simulate(
         pred, args.target, args.strategy, args.prior, pseudocount=args.pseudocount, top_m=args.top_m,
@@ -107,6 +123,17 @@ def run(args: argparse.Namespace) -> int:
         _print_table(result, args)
         print(f"seed {seed}")
     return 0
+
+
+#: The defaults of the options that apply to some paths only (None on the parsed arguments = not given).
+PATH_DEFAULTS: dict[str, Any] = {"prior": "uniform", "pseudocount": DEFAULT_PSEUDOCOUNT, "top_m": 1, "log_every": 100, "batch_size": 1,
+                                 "bins": DEFAULT_BINS}
+
+
+def _fill_defaults(args: argparse.Namespace) -> None:
+    for dest, default in PATH_DEFAULTS.items():
+        if getattr(args, dest, None) is None:
+            setattr(args, dest, default)
 
 
 def _print_table(result, args: argparse.Namespace) -> None:

@@ -92,7 +92,12 @@ def load_grid(path: str | Path) -> list[Any]:
         config = tomllib.loads(p.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{p}: not a valid TOML file ({exc})") from None
-    return cells_from_config(resolve_paths(config, p.parent))
+    try:
+        return cells_from_config(resolve_paths(config, p.parent))
+    except ConfigError as exc:  # name the file as well as the experiment table and the key
+        if str(exc).startswith(str(p)):
+            raise
+        raise ConfigError(f"{p}: {exc}") from None
 
 
 #: Keys of an ``[[experiment]]`` table whose values may name files (then relative to the grid file).

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 from typing import Any
 
 from pbassess.errors import ConfigError
@@ -46,6 +47,12 @@ def _scalar(value: Any, key: str, cast: Any, table: int) -> Any:
         return tuple(value)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ConfigError(f"grid experiment {table}: {key} must be a number, got {value!r}")
+    if cast is int:  # counts (runs, budget, bins, draws, ...): never truncated (runs = 2.7 is not 2)
+        if not float(value).is_integer() or value < 1:
+            raise ConfigError(f"grid experiment {table}: {key} must be a positive integer, got {value!r}")
+        return int(value)
+    if not math.isfinite(value):
+        raise ConfigError(f"grid experiment {table}: {key} must be a finite number, got {value!r}")
     return cast(value)
 
 

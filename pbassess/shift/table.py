@@ -243,6 +243,11 @@ def shift_table(preds: Any, *, by: str | None = None, model_column: str | None =
             raise DataError(f"model {name!r}: shift metrics need full probability vectors (p_<class> columns)")
         marker = find_ood(p, ood)
         is_ood = np.zeros(p.n_items, bool) if marker is None else p.group(marker[0]).astype(str) == marker[1]
+        if marker is not None and p.n_items and is_ood.all():
+            whose = "" if len(table) == 1 else f" of model {name!r}"
+            raise DataError(f"--ood {marker[0]}={marker[1]} marks every item{whose} ({p.n_items}) as out of "
+                            "distribution: no in-distribution items are left for the metrics (choose another "
+                            "COLUMN=VALUE, or --ood none)")
         level_of = np.full(p.n_items, ALL_LEVEL, dtype=object) if by is None else _by_column(p, by)
         split[name] = (is_ood, level_of)
     levels = _level_order(np.concatenate([lv[~o] for o, lv in split.values()]))
