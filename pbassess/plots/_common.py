@@ -31,6 +31,26 @@ def forest_axes(ax: Any, n_rows: int, width: float = 6.4):
     return figure_and_axes(ax, (width, height), layout="constrained")
 
 
+def relative_luminance(rgba: Any) -> float:
+    """WCAG relative luminance of a colour (0 black, 1 white), from its sRGB components."""
+    import matplotlib.colors as mcolors
+
+    rgb = np.asarray(mcolors.to_rgb(rgba), dtype=float)
+    linear = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+    return float(linear @ np.array([0.2126, 0.7152, 0.0722]))
+
+
+def contrast_ratio(a: Any, b: Any) -> float:
+    """WCAG contrast ratio of two colours, from 1 (same luminance) to 21 (black on white)."""
+    high, low = sorted((relative_luminance(a), relative_luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def text_colour_on(background: Any) -> str:
+    """``"black"`` or ``"white"``, whichever contrasts more with ``background`` (a cell's colour)."""
+    return "black" if contrast_ratio("black", background) >= contrast_ratio("white", background) else "white"
+
+
 def check_count(name: str, value: Any) -> int | None:
     """``None``, or ``value`` as a positive int (``ConfigError`` naming ``name`` otherwise)."""
     if value is None:

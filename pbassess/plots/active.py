@@ -66,6 +66,17 @@ def _curve_axes(ds, var: str, ylabel: str, ax=None, band: bool = True):
 def plot_mrr(ds: Any, ax=None):
     """Run-averaged MRR curves with +-2 SE bands.
 
+    Parameters
+    ----------
+    ds : SimulationResult or xarray.Dataset
+        A result of :func:`pbassess.active.simulate` (or its ``dataset``).
+    ax : matplotlib.axes.Axes, optional
+        Draw into this Axes.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
     Examples
     --------
     >>> from pbassess import Predictions
@@ -81,6 +92,17 @@ def plot_mrr(ds: Any, ax=None):
 
 def plot_success(ds: Any, ax=None):
     """Success-rate curves (share of runs whose estimated top-m set is the true one).
+
+    Parameters
+    ----------
+    ds : SimulationResult or xarray.Dataset
+        A result of :func:`pbassess.active.simulate` (or its ``dataset``).
+    ax : matplotlib.axes.Axes, optional
+        Draw into this Axes.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
 
     Examples
     --------
@@ -99,6 +121,19 @@ def plot_label_efficiency(result: Any, threshold: float = 0.99, ax=None):
 
     Combinations that never reach it are drawn at 1 and hatched. The values and their intervals
     are read from ``result.summary(threshold)`` (this function only draws).
+
+    Parameters
+    ----------
+    result : SimulationResult
+        A result of :func:`pbassess.active.simulate`.
+    threshold : float
+        The MRR to reach.
+    ax : matplotlib.axes.Axes, optional
+        Draw into this Axes.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
 
     Examples
     --------
@@ -132,12 +167,12 @@ def plot_label_efficiency(result: Any, threshold: float = 0.99, ax=None):
         if n:
             bar.set_hatch("//")
         x_text = bar.get_width() if n or not np.isfinite(hi) else max(bar.get_width(), hi)
-        ax.text(x_text + 0.01, bar.get_y() + bar.get_height() / 2, "never" if n else f"{v:.0%}",
+        ax.text(x_text + 0.02, bar.get_y() + bar.get_height() / 2, "never" if n else f"{v:.0%}",
                 va="center", fontsize=8)
     ax.set_yticks(y, labels)
     ax.invert_yaxis()
     ax.set_xlim(0, 1.15)
-    ax.set_xlabel(f"fraction of the pool labeled until MRR >= {threshold:g}")
+    ax.set_xlabel(f"fraction of the pool labeled\nuntil MRR >= {threshold:g}")
     ax.set_title(_title(ds), fontsize=9)
     return fig
 
@@ -155,9 +190,11 @@ def plot_active(result: Any, threshold: float = 0.99):
     """
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 3, figsize=(15, 3.8), gridspec_kw={"width_ratios": [1.2, 1.2, 0.9]})
+    # constrained layout counts the legends beside the axes and the long x label of the bars (tight_layout
+    # left the end of that label outside the figure)
+    fig, axes = plt.subplots(1, 3, figsize=(15, 3.8), gridspec_kw={"width_ratios": [1.2, 1.2, 0.9]},
+                             layout="constrained")
     plot_mrr(result, ax=axes[0])
     plot_success(result, ax=axes[1])
     plot_label_efficiency(result, threshold, ax=axes[2])
-    fig.tight_layout()
     return fig

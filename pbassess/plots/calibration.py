@@ -84,7 +84,7 @@ def plot_reliability(result: Any, *, ax: Any = None):
     ax.errorbar(x, mean, yerr=err, fmt="o", color="C0", ms=4, capsize=3,
                 label=f"posterior mean, {100 * result.ci_prob:.10g}% HDI")
     ax.plot(x, shown["frequentist_accuracy"].to_numpy(), "x", color="C3", ms=5, label="labeled accuracy")
-    ax.set_xlim(0, 1)
+    ax.set_xlim(-0.02, 1.02)  # a margin as on y: a bin at confidence ~1 shows its whole marker
     ax.set_ylim(-0.02, 1.02)
     ax.set_ylabel("accuracy")
     if not created:  # the counts are written in the diagram itself: say what the numbers are
@@ -127,6 +127,17 @@ def plot_reliability(result: Any, *, ax: Any = None):
 def plot_ece(result: Any, *, ax: Any = None):
     """Posterior density of the ECE (histogram of its draws), its HDI and the frequentist ECE.
 
+    Parameters
+    ----------
+    result : CalibrationResult
+        A result of :func:`~pbassess.assess.assess_calibration`.
+    ax : matplotlib.axes.Axes, optional
+        Draw into this Axes (then the Axes is returned).
+
+    Returns
+    -------
+    matplotlib.figure.Figure or matplotlib.axes.Axes
+
     Examples
     --------
     >>> from pbassess import Predictions
@@ -157,6 +168,19 @@ def plot_classwise_ece(result: Any, *, top: int = 20, ax: Any = None):
     """Classwise ECE posteriors (mean and HDI) of the ``top`` classes with the largest mean ECE.
 
     Crosses mark each class's frequentist ECE over its labeled items.
+
+    Parameters
+    ----------
+    result : CalibrationResult
+        A result of :func:`~pbassess.assess.assess_calibration` with ``classwise=True``.
+    top : int
+        Show the ``top`` classes with the largest mean ECE.
+    ax : matplotlib.axes.Axes, optional
+        Draw into this Axes (then the Axes is returned).
+
+    Returns
+    -------
+    matplotlib.figure.Figure or matplotlib.axes.Axes
 
     Examples
     --------

@@ -23,6 +23,17 @@ __all__ = ["plot_comparison", "plot_fairness", "plot_labeling_curves"]
 def plot_comparison(result: Any, *, axes: Any = None):
     """Two panels: metric per group, and differences per pair with the ROPE band.
 
+    Parameters
+    ----------
+    result : ComparisonResult
+        A result of :func:`~pbassess.assess.compare_groups` or :func:`~pbassess.assess.compare_models`.
+    axes : sequence of two matplotlib.axes.Axes, optional
+        Draw into these (groups, differences); default a new figure.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
     Examples
     --------
     >>> import numpy as np
@@ -64,8 +75,10 @@ def plot_comparison(result: Any, *, axes: Any = None):
     ax.hlines(yp, pairs["hdi_low"], pairs["hdi_high"], lw=2.5, color="C1", label=f"{pct}% HDI")
     ax.plot(pairs["diff_mean"], yp, "o", color="C1")
     for yi, row in zip(yp, pairs.itertuples(), strict=True):
-        ax.annotate(f"P(>0)={row.p_greater:.2f}", (row.hdi_high, yi), xytext=(4, 0), textcoords="offset points",
-                    va="center", fontsize="x-small")
+        # above the interval, centred on its mean: a label right of the interval ran out of the axes into the
+        # legend when the interval reached the right edge
+        ax.annotate(f"P(>0)={row.p_greater:.2f}", (row.diff_mean, yi), xytext=(0, 5), textcoords="offset points",
+                    ha="center", va="bottom", fontsize="x-small")
     ax.set_yticks(yp)
     ax.set_yticklabels([f"{a} - {b}" for a, b in zip(pairs["a"], pairs["b"], strict=True)])
     ax.set_xlabel("difference")
@@ -83,6 +96,10 @@ def plot_fairness(comparisons: Mapping[str, Any], *, pair: int = 0, axes: Any = 
     comparisons : mapping of classifier name to ComparisonResult
     pair : int
         Which pair of groups to show in the difference panel (default the first).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
 
     Examples
     --------
@@ -140,6 +157,17 @@ def plot_fairness(comparisons: Mapping[str, Any], *, pair: int = 0, axes: Any = 
 
 def plot_labeling_curves(simulation: Any, *, ax: Any = None):
     """Match rate of the ROPE decision vs number of labels, per acquisition strategy.
+
+    Parameters
+    ----------
+    simulation : RopeLabelingSimulation
+        A result of :func:`~pbassess.assess.simulate_rope_labeling`.
+    ax : matplotlib.axes.Axes, optional
+        Draw into this Axes.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
 
     Examples
     --------

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from pbassess.errors import ConfigError
-from pbassess.plots._common import figure_and_axes, forest_axes
+from pbassess.plots._common import figure_and_axes, forest_axes, text_colour_on
 
 __all__ = ["plot_mse_curves", "plot_surface_heatmap", "plot_worst_arms"]
 
@@ -20,6 +20,9 @@ __all__ = ["plot_mse_curves", "plot_surface_heatmap", "plot_worst_arms"]
 def plot_surface_heatmap(result: Any, x: str | None = None, y: str | None = None, *, ax: Any = None,
                          cmap: str = "viridis", annotate: bool = True):
     """Heatmap of the posterior mean accuracy over attributes ``x`` and ``y`` (others pool-weighted).
+
+    Each cell is written with its value in black or white, whichever contrasts more with the
+    cell's colour (so values stay legible on the light end of the colour map).
 
     Examples
     --------
@@ -36,7 +39,8 @@ def plot_surface_heatmap(result: Any, x: str | None = None, y: str | None = None
         raise ConfigError("a heatmap needs a surface over at least two attributes")
     x, y = x or attrs[0], y or attrs[1]
     table = result.marginal(x, y)
-    fig, ax, created = figure_and_axes(ax, (1.2 + 0.6 * table.sizes[y], 1.0 + 0.5 * table.sizes[x]))
+    fig, ax, created = figure_and_axes(ax, (2.4 + 0.6 * table.sizes[y], 1.2 + 0.5 * table.sizes[x]),
+                                       layout="constrained")
     image = ax.imshow(table.values, cmap=cmap, vmin=np.nanmin(table.values), vmax=np.nanmax(table.values),
                       aspect="auto")
     ax.set_yticks(range(table.sizes[x]), [str(v) for v in table[x].values])
@@ -49,7 +53,8 @@ def plot_surface_heatmap(result: Any, x: str | None = None, y: str | None = None
             for j in range(table.sizes[y]):
                 v = table.values[i, j]
                 if np.isfinite(v):
-                    ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8, color="white")
+                    ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8,
+                            color=text_colour_on(image.cmap(image.norm(v))))
     fig.colorbar(image, ax=ax, label="accuracy")
     return fig if created else ax
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import warnings
 from pathlib import Path
 from typing import Any, ClassVar
@@ -47,6 +46,18 @@ _EXTRA = "pbassess_extra"
 def mcmc_diagnostics(idata: Any, var_names: list[str] | None = None) -> dict[str, Any]:
     """Alias of :func:`pbassess.inference.diagnostics` (kept for existing callers).
 
+    Parameters
+    ----------
+    idata : xarray.DataTree or arviz.InferenceData
+        A fit with a ``posterior`` group (and ``sample_stats`` for divergences).
+    var_names : list of str, optional
+        The variables to check (default all).
+
+    Returns
+    -------
+    dict
+        What :func:`pbassess.inference.diagnostics` returns (R-hat, ESS, divergences, ``ok``).
+
     Examples
     --------
     >>> import numpy as np, xarray as xr
@@ -69,6 +80,30 @@ def _canonical_inference(engine: str) -> str:
 
 class AssessmentResult:
     """Base class of all assessment results (see the module docstring).
+
+    Parameters
+    ----------
+    posterior : xarray.Dataset
+        The reported variables, dims ``chain, draw, ...``.
+    counts : xarray.Dataset
+        The sufficient statistics the posterior was computed from.
+    prior, data_summary : dict
+        The prior's settings and a summary of the data (JSON-able; saved with the result).
+    engine : str, optional
+        Old spelling of ``inference`` (``"mcmc"`` for NUTS).
+    inference : {"conjugate", "nuts"}, optional
+        How the posterior was computed (default ``"conjugate"``).
+    ci_prob : float
+        Credible mass of the HDIs the result reports.
+    idata : xarray.DataTree, optional
+        The full DataTree (``posterior``, ``log_likelihood``, ``observed_data``, ...); built from
+        ``posterior`` and ``counts`` on demand when omitted.
+    diagnostics : dict, optional
+        Sampler diagnostics (:func:`pbassess.inference.diagnostics`; NUTS only).
+    options : dict, optional
+        The options of the call that made the result (JSON-able).
+    model : pymc.Model, optional
+        The PyMC model of the fit (built from the counts on demand for conjugate fits).
 
     Examples
     --------
@@ -196,6 +231,44 @@ class AssessmentResult:
         """``text`` followed by the diagnostics warning when the fit failed them."""
         return text + diagnostics_note(self.diagnostics)
 
+    def az_summary(self, var_names: Any = None, **kwargs: Any):
+        """:func:`arviz.summary` of the fit with the project's interval: the HDI at :attr:`ci_prob`.
+
+        ArviZ's own default is an 89% equal-tailed interval (its ``rcParams["stats.ci_prob"]`` and
+        ``["stats.ci_kind"]``), which would not agree with the HDI in :meth:`sentence` and
+        :meth:`summary`. This passes ``ci_prob=self.ci_prob`` (0.95 unless the assessment was given
+        another ``ci_prob``) and ``ci_kind="hdi"``; every other keyword goes to :func:`arviz.summary`
+        (and may override these two). The HDI columns are named ``hdi95_lb`` / ``hdi95_ub`` at 95%.
+
+        Parameters
+        ----------
+        var_names : str or list of str, optional
+            Posterior variables to summarise (default: all, the model's free variables included).
+        **kwargs
+            Passed on to :func:`arviz.summary` (``kind=``, ``fmt=``, ``round_to=``, ``coords=``, ...).
+
+        Returns
+        -------
+        pandas.DataFrame or xarray.Dataset
+            What :func:`arviz.summary` returns.
+
+        Examples
+        --------
+        >>> from pbassess import Predictions
+        >>> from pbassess.assess import assess_accuracy
+        >>> p = Predictions.from_top1(["a"] * 20 + ["b"] * 20, [0.9] * 40, ["a"] * 20 + ["a", "b"] * 10)
+        >>> res = assess_accuracy(p, prior="uniform", seed=0)
+        >>> table = res.az_summary(var_names="accuracy", kind="stats", round_to="none")
+        >>> list(table.columns)
+        ['mean', 'sd', 'hdi95_lb', 'hdi95_ub']
+        >>> bool(abs(table["hdi95_lb"].iloc[0] - res.summary()["hdi_low"].iloc[0]) < 0.01)  # exact Beta(21, 1) HDI
+        True
+        """
+        import arviz as az
+
+        options = {"ci_prob": self.ci_prob, "ci_kind": "hdi", **kwargs}
+        return az.summary(self.idata, var_names=var_names, **options)
+
     def annotate(self, table: Any) -> Any:
         """A summary table with ``attrs["diagnostics"]`` and, when the fit failed them, ``attrs["warning"]``."""
         table.attrs["diagnostics"] = self.diagnostics
@@ -313,17 +386,16 @@ class AssessmentResult:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         tree = xr.DataTree.from_dict(self._saved_nodes())
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        os.close(fd)
+        from pbassess._atomic import atomic_write_bytes
+
+        # built in memory, then written atomically by pbassess: a failed write (full disk, ulimit -f)
+        # is one OSError and leaves no half-written HDF5 file for h5py to crash on at exit
+        view = tree.to_netcdf(engine="h5netcdf")  # a memoryview of an in-memory file
         try:
-            tree.to_netcdf(tmp, engine="h5netcdf")
-            with open(tmp, "rb") as fh:
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
+            data = view.tobytes()
         finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-        return path
+            view.release()  # before its buffer can be freed (else a crash at exit after a failed write)
+        return atomic_write_bytes(path, data)
 
     @staticmethod
     def load(path: str | os.PathLike) -> AssessmentResult:
