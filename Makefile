@@ -9,7 +9,7 @@ SHARED_DATA := $(abspath ../shared/data)
 export PBASSESS_DATA_DIR ?= $(if $(wildcard $(SHARED_DATA)),$(SHARED_DATA),)
 export MPLBACKEND ?= Agg
 
-.PHONY: demo test test-fast lint bench docs setup clean
+.PHONY: demo test test-fast lint bench docs notebooks setup clean browser
 
 $(VENV)/.installed: pyproject.toml
 	@if [ -z "$(PYTHON312)" ]; then echo "error: python3.12 not found on PATH (pbassess needs Python 3.12)" >&2; exit 1; fi
@@ -23,8 +23,15 @@ setup: $(VENV)/.installed
 demo: setup
 	$(VENV)/bin/pbassess demo --out reports/demo
 
-test: setup
+test: setup browser
 	$(PY) -m pytest -q
+
+# The labeling app's browser tests drive Debian's chromium with Playwright (Playwright's own browser
+# downloads are not used): install the package when it is missing (needs root or sudo).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; } \
+		|| echo "warning: chromium could not be installed; the browser tests will be skipped" >&2
 
 test-fast: setup
 	$(PY) -m pytest -q -m "not slow"
@@ -40,12 +47,17 @@ bench: setup
 	$(PY) benchmarks/grid.py
 
 # Warnings are errors; --keep-going lists them all. API pages, gallery figures and notebook copies are
-# regenerated at every build (docs/api, docs/gallery, docs/notebooks: not committed); notebook
-# executions are cached in docs/_build/.jupyter_cache.
+# regenerated at every build (docs/api, docs/gallery, docs/notebooks: not committed); the notebooks
+# are rendered with their committed outputs (written by `make notebooks`), never executed here.
 docs: setup
 	$(PY) -m pip install -q -e '.[docs]'
 	$(VENV)/bin/sphinx-build -q -W --keep-going -b html docs docs/_build/html
 	@echo "docs written to docs/_build/html/index.html"
+
+# Execute every notebook and write it back with its outputs (figures as PNG); `make notebooks
+# NB="02 06"` runs only those. make test re-runs them and checks the committed outputs.
+notebooks: setup
+	$(PY) docs/_ext/pbdocs_execute.py $(NB)
 
 clean:
 	rm -rf $(VENV) reports .pytest_cache

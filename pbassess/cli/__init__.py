@@ -33,7 +33,7 @@ __all__ = ["COMMAND_GROUPS", "COMMAND_HELP", "COMMAND_MODULES", "SUBCOMMAND_MODU
 
 #: Modules that register subcommands (``compare`` also registers ``hierarchical``; ``surface``
 #: also ``surface-explore``).
-SUBCOMMAND_MODULES = ("data", "assess", "demo", "simulate", "session", "compare", "grid", "estimate", "shift", "surface",
+SUBCOMMAND_MODULES = ("data", "assess", "demo", "simulate", "session", "label", "compare", "grid", "estimate", "shift", "surface",
                       "recalibrate", "priors")
 
 #: ``pbassess --help``: the commands by task (every registered command appears once).
@@ -42,13 +42,13 @@ COMMAND_GROUPS: dict[str, tuple[str, ...]] = {
     "assess a classifier": ("assess", "compare", "hierarchical", "shift", "surface", "recalibrate"),
     "check the model and its priors": ("priors",),
     "estimate from few labels": ("estimate",),
-    "choose what to label": ("session", "simulate", "surface-explore"),
+    "choose what to label": ("session", "label", "simulate", "surface-explore"),
     "run many or show everything": ("grid", "demo"),
 }
 
 #: The module (in :data:`SUBCOMMAND_MODULES`) that registers each command.
 COMMAND_MODULES: dict[str, str] = {
-    "data": "data", "assess": "assess", "demo": "demo", "simulate": "simulate", "session": "session",
+    "data": "data", "assess": "assess", "demo": "demo", "simulate": "simulate", "session": "session", "label": "label",
     "compare": "compare", "hierarchical": "compare", "grid": "grid", "estimate": "estimate", "shift": "shift",
     "surface": "surface", "surface-explore": "surface", "recalibrate": "recalibrate", "priors": "priors",
 }
@@ -61,6 +61,7 @@ COMMAND_HELP: dict[str, str] = {
     "demo": "assess the built-in data (accuracy, calibration, cost) and write a report",
     "simulate": "replay active assessment strategies on a fully labeled pool",
     "session": "label a pool batch by batch (resumable, crash-safe state file)",
+    "label": "label in the browser: the session served as a web page",
     "compare": "posterior difference of a metric between groups or models",
     "hierarchical": "accuracy per environment with partial pooling (NUTS)",
     "grid": "run an experiment grid (TOML) in process or on a dask cluster",

@@ -81,11 +81,37 @@ __all__ = ["LabelingSession"]
 
 
 class LabelingSession:
-    """A resumable, crash-safe labeling session over a pool of predictions.
+    r"""A resumable, crash-safe labeling session over a pool of predictions.
 
     Create one with :meth:`start`, reopen it with :meth:`load` (alias :meth:`resume`).
     Each call that changes the session (:meth:`next_batch`, :meth:`add_labels`) writes the
     state file atomically before it returns.
+
+    Parameters
+    ----------
+    state : dict
+        The session state (as stored in its state file).
+    pool : Predictions
+        The pool being labeled.
+    path : pathlib.Path
+        The state file, rewritten atomically at every change.
+
+    Notes
+    -----
+    The model behind the labels, for the accuracy targets: predicted class :math:`k` (an arm) has
+    :math:`y_k` correct of :math:`n_k` labeled items,
+
+    .. math::
+
+       \theta_k \sim \mathrm{Beta}(\alpha_k, \beta_k), \qquad
+       \theta_k \mid y \sim \mathrm{Beta}(\alpha_k + y_k,\; \beta_k + n_k - y_k),
+
+    and Thompson sampling (``ts``, ``least-accurate``) draws
+    :math:`\tilde\theta_k \sim \mathrm{Beta}(\alpha_k + y_k, \beta_k + n_k - y_k)` for every arm
+    and labels an unlabeled item of :math:`\arg\min_k \tilde\theta_k`. The answer is reported with
+    :math:`P(k = \arg\min_j \theta_j \mid y)`, estimated from joint posterior draws. The
+    calibration and cost targets put the same kind of conjugate posterior (Beta per confidence bin,
+    Dirichlet per confusion row) on each arm and rank arms by their ECE or expected cost.
 
     Examples
     --------
@@ -447,6 +473,78 @@ class LabelingSession:
                 state["outstanding"] = [i for i in state["outstanding"] if i not in seen]
                 self._commit(state)
         return {**counts, "labeled": self.n_labeled, "outstanding": len(self._state["outstanding"])}
+
+    def withdraw_labels(self, item_ids: Any) -> int:
+        """Remove every label of the given items (an undo); they become unlabeled and may be chosen again.
+
+        Parameters
+        ----------
+        item_ids : iterable of str
+
+        Returns
+        -------
+        int
+            The number of items whose labels were removed.
+
+        Examples
+        --------
+        >>> import tempfile, pathlib
+        >>> from pbassess import Predictions
+        >>> pool = Predictions.from_top1(["a", "b"], [0.9, 0.8])
+        >>> s = LabelingSession.start(pool, pathlib.Path(tempfile.mkdtemp()) / "s.json",
+        ...                           target="least-accurate", seed=0)
+        >>> _ = s.add_labels({"0": "a", "1": "a"})
+        >>> s.withdraw_labels(["0"]), s.n_labeled
+        (1, 1)
+        """
+        drop = {str(i) for i in item_ids}
+        present = drop & set(self._effective_labels())
+        if present:
+            with self._mutation() as state:
+                state["labels"] = [e for e in state["labels"] if e[0] not in present]
+                self._commit(state)
+        return len(present)
+
+    def serve(self, *, host: str = "127.0.0.1", port: int = 0, token: str | None = None,
+              store: str | os.PathLike | None = None, images: Any = None, block: bool = False, **options: Any):
+        """Serve this session as a labeling web page (:mod:`pbassess.active.web`).
+
+        Parameters
+        ----------
+        host : str
+            Address to listen on (default loopback only; any other needs a token, generated when omitted).
+        port : int
+            Port (0: a free one).
+        token : str, optional
+            Access token checked on every request.
+        store : path, optional
+            The SQLite label store (default: beside the state file, ``<state>.sqlite``).
+        images : array, optional
+            One image per pool item, ``(n_items, h, w)``.
+        block : bool
+            Serve until interrupted (default: serve in a background thread and return at once).
+        **options
+            ``stop_at``, ``double_label``, ``image_column``, ``text_column`` (:func:`pbassess.active.web.serve_session`).
+
+        Returns
+        -------
+        pbassess.active.web.LabelServer
+            Its ``url``, ``stop()``, and an IFrame of the page in Jupyter.
+
+        Examples
+        --------
+        >>> import tempfile, pathlib, urllib.request
+        >>> s = LabelingSession.start("digits-logreg", pathlib.Path(tempfile.mkdtemp()) / "s.json",
+        ...                           target="least-accurate", batch_size=1, seed=0)
+        >>> server = s.serve()
+        >>> urllib.request.urlopen(server.url + "healthz").read()
+        b'ok'
+        >>> server.stop()
+        """
+        from pbassess.active.web import serve_session
+
+        return serve_session(self, host=host, port=port, token=token, store=store, images=images, block=block,
+                             **options)
 
     # ------------------------------------------------------------------ posterior
     def posterior(self, n_draws: int = DEFAULT_N_DRAWS, seed: Any = None, *, ci_prob: float = CI_PROB) -> SessionPosterior:
