@@ -2,19 +2,17 @@
 
 ``make docs`` installs the ``docs`` extra and runs ``sphinx-build -W --keep-going``. Three small
 local extensions (``docs/_ext``) regenerate at every build what is not committed:
-the API pages from each module's ``__all__`` (``docs/api/``), the gallery thumbnails drawn by the
+the API pages of the public names (``docs/api/``), the gallery thumbnails drawn by the
 library's own plot functions (``docs/gallery/``), and copies of ``notebooks/*.ipynb``
-(``docs/notebooks/``) that myst-nb executes (cached in ``docs/_build/.jupyter_cache``).
+(``docs/notebooks/``) that myst-nb renders with the outputs committed in them (``make notebooks``
+writes those; ``tests/test_notebooks.py`` re-runs every notebook in ``make test`` and checks the
+committed outputs against the fresh run, so the site executes nothing).
 """
 
-import os
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent / "_ext"))
-# The notebook kernels inherit this: their figures are recorded by the inline backend even when the
-# caller exported MPLBACKEND=Agg (the Makefile does). The gallery switches its own process to Agg.
-os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
 
 project = "pbassess"
 author = "pbassess developers"
@@ -33,7 +31,8 @@ extensions = [
 templates_path = ["_templates"]
 exclude_patterns = ["_build", "_templates", "_ext", "**.ipynb_checkpoints"]
 
-# API pages: one per public function and class, from the names in each module's __all__.
+# API pages: one per public function and class, from pbassess.__all__ and the __all__ of each public
+# subpackage (docs/_ext/pbdocs_api.py: PUBLIC_SUBPACKAGES); tests/docs/test_api_reference.py checks them.
 autosummary_generate = True
 autosummary_imported_members = False
 autodoc_typehints = "none"
@@ -45,11 +44,9 @@ numpydoc_class_members_toctree = False
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence"]
 myst_heading_anchors = 3
 
-# Notebooks: executed at build time (small settings inside each notebook), cached between builds.
-nb_execution_mode = "cache"
-nb_execution_timeout = 600  # per notebook; each takes well under a minute on an idle 2-core machine
-nb_execution_raise_on_error = True
-nb_execution_show_tb = True
+# Notebooks: rendered with their committed outputs (figures included), never executed here;
+# `make notebooks` executes and writes them, `make test` checks them (tests/test_notebooks.py).
+nb_execution_mode = "off"
 nb_merge_streams = True
 
 html_theme = "pydata_sphinx_theme"

@@ -35,6 +35,16 @@ def load_result(path):
     (nothing needs to be imported first); every group of the DataTree, including the
     pointwise log-likelihood, comes back.
 
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        A file written by ``result.save(path)``.
+
+    Returns
+    -------
+    AssessmentResult
+        An instance of the saved class (e.g. :class:`~pbassess.assess.AccuracyResult`).
+
     Examples
     --------
     >>> import pbassess, tempfile, os

@@ -1,62 +1,111 @@
-"""Write the API reference pages from each module's ``__all__`` at build time.
+"""Write the API reference pages from the public names at build time.
 
-One page per documented module (``docs/api/<module>.rst``) lists its public names with
-``autosummary``; ``:toctree: generated`` then gives every public function and class a page of
-its own (``docs/api/generated/``). Only names in a module's ``__all__`` are listed, so internal
-helpers (``_name``) and modules a package does not export never reach the site. Everything under
-``docs/api/`` is regenerated on every build and is not committed.
+The public API is what ``pbassess.__all__`` and the ``__all__`` of each public subpackage
+(``PUBLIC_SUBPACKAGES``) list; nothing else is published (the CLI's internals, private modules,
+the modules inside a subpackage, and the model-building layers behind the public functions:
+``pbassess.stats``, ``pbassess.pymc_models``, ``pbassess.hierarchical``). One page per subpackage
+(``docs/api/<subpackage>.rst``) lists its names with ``autosummary``; ``:toctree: generated`` gives
+every public function and class a page of its own (``docs/api/generated/``). A name exported by
+several subpackages is documented once, under the subpackage whose module defines it; the names of
+``pbassess`` itself link to those pages. Everything under ``docs/api/`` is regenerated on every
+build and is not committed.
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
-import pkgutil
 import shutil
 from pathlib import Path
 
 PACKAGE = "pbassess"
-# Modules that are not part of the Python API (the CLI's entry point is documented in the guides).
-SKIP = {"pbassess.cli"}
+# The subpackages a user imports from (each documented through its ``__all__``), in the order of
+# the reference. Not published: pbassess.cli (the command line is documented in the guides),
+# pbassess.stats / pymc_models / hierarchical (the array and PyMC layers behind the functions
+# below; their models are written out in the Notes of the public functions).
+PUBLIC_SUBPACKAGES = [
+    "pbassess.assess",
+    "pbassess.calibration",
+    "pbassess.active",
+    "pbassess.estimation",
+    "pbassess.surface",
+    "pbassess.shift",
+    "pbassess.plots",
+    "pbassess.data",
+    "pbassess.results",
+    "pbassess.metrics",
+    "pbassess.inference",
+    "pbassess.counting",
+    "pbassess.grid",
+]
 
 
 def documented_modules() -> list[str]:
-    """Every module of pbassess (recursively, not ``_private`` ones) that declares ``__all__``, sorted."""
-    package = importlib.import_module(PACKAGE)
-    names = []
-    for info in pkgutil.walk_packages(package.__path__, prefix=f"{PACKAGE}."):
-        parts = info.name.split(".")
-        if any(part.startswith("_") for part in parts) or any(info.name.startswith(s) for s in SKIP):
-            continue
-        module = importlib.import_module(info.name)
-        if getattr(module, "__all__", None):
-            names.append(info.name)
-    return sorted(names)
+    """The public subpackages, sorted (each gets a page listing its ``__all__``)."""
+    return sorted(PUBLIC_SUBPACKAGES)
 
 
-def _exported_by_parent(module_name: str) -> set[int]:
-    """ids of the objects the parent package already exports (they are documented there)."""
-    parent_name = module_name.rpartition(".")[0]
-    if parent_name == PACKAGE or not parent_name:
-        return set()
-    parent = importlib.import_module(parent_name)
-    return {id(getattr(parent, n)) for n in getattr(parent, "__all__", ()) if hasattr(parent, n)}
+def _is_api_object(obj) -> bool:
+    return inspect.isclass(obj) or inspect.isroutine(obj)
+
+
+def _home(obj) -> str | None:
+    """The public subpackage that defines ``obj`` (its ``__module__`` lies inside it), if any."""
+    module = getattr(obj, "__module__", "") or ""
+    for name in PUBLIC_SUBPACKAGES:
+        if module == name or module.startswith(name + "."):
+            return name
+    return None
+
+
+def _owner(obj) -> str:
+    """The subpackage whose page documents ``obj``: the one defining it, else the first exporting it."""
+    home = _home(obj)
+    exporters = [m for m in PUBLIC_SUBPACKAGES if any(
+        getattr(importlib.import_module(m), n, None) is obj for n in importlib.import_module(m).__all__)]
+    if home in exporters:
+        return home
+    return exporters[0] if exporters else PACKAGE
 
 
 def public_names(module_name: str) -> tuple[list[str], list[str]]:
-    """(functions and classes, other values) named in a module's ``__all__``."""
+    """(functions and classes documented on this subpackage's page, other values it exports)."""
     module = importlib.import_module(module_name)
-    seen = _exported_by_parent(module_name)
     callables, values = [], []
     for name in module.__all__:
         if name.startswith("_") or not hasattr(module, name):
             continue
         obj = getattr(module, name)
-        if id(obj) in seen or (not inspect.isclass(obj) and not inspect.isroutine(obj) and name in
-                               getattr(importlib.import_module(module_name.rpartition(".")[0]), "__all__", ())):
-            continue
-        (callables if inspect.isclass(obj) or inspect.isroutine(obj) else values).append(name)
+        if _is_api_object(obj):
+            if _owner(obj) == module_name:
+                callables.append(name)
+        else:
+            values.append(name)
     return callables, values
+
+
+def top_level_own() -> list[str]:
+    """Functions and classes of ``pbassess.__all__`` that no public subpackage exports."""
+    package = importlib.import_module(PACKAGE)
+    return [name for name in package.__all__ if not name.startswith("_")
+            and _is_api_object(getattr(package, name)) and _owner(getattr(package, name)) == PACKAGE]
+
+
+def api_pages() -> list[str]:
+    """The dotted names that get a page of their own, one per public function or class."""
+    pages = [f"{PACKAGE}.{name}" for name in top_level_own()]
+    for module_name in documented_modules():
+        pages += [f"{module_name}.{name}" for name in public_names(module_name)[0]]
+    return pages
+
+
+def public_objects() -> dict[str, object]:
+    """Every public function and class, once, by the dotted name of its page."""
+    out = {}
+    for page in api_pages():
+        module_name, _, name = page.rpartition(".")
+        out[page] = getattr(importlib.import_module(module_name), name)
+    return out
 
 
 def _first_line(obj) -> str:
@@ -70,10 +119,7 @@ def module_page(module_name: str) -> str:
     callables, values = public_names(module_name)
     title = f"``{module_name}``"
     lines = [title, "=" * len(title), ""]
-    parent_name, _, last = module_name.rpartition(".")
-    shadowed = parent_name and not inspect.ismodule(getattr(importlib.import_module(parent_name), last, module))
-    if not shadowed:  # e.g. pbassess.inference.diagnostics is also a function of pbassess.inference
-        lines += [f".. automodule:: {module_name}", "   :no-members:", ""]
+    lines += [f".. automodule:: {module_name}", "   :no-members:", ""]
     lines += [f".. currentmodule:: {module_name}", ""]
     if callables:
         lines += [".. autosummary::", "   :toctree: generated", "   :nosignatures:", ""]

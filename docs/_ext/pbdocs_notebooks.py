@@ -1,12 +1,12 @@
 """Copy the notebooks listed in ``docs/notebooks.md`` into ``docs/notebooks/`` so myst-nb renders them.
 
-The copies are not committed (``.gitignore``); outputs stored in the sources are dropped, so the
-site always shows a fresh execution (myst-nb caches it between builds).
+The copies are not committed (``.gitignore``). They keep the outputs committed in the sources
+(``make notebooks`` writes them; ``tests/test_notebooks.py`` checks them against a fresh run), and
+myst-nb renders those without executing anything (``nb_execution_mode = "off"``).
 """
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -17,19 +17,15 @@ def listed_notebooks(docs_dir: Path) -> list[str]:
 
 
 def copy_notebooks(docs_dir: Path) -> list[str]:
-    """Copy every notebook without its outputs; remove stale copies. Return the copied names."""
+    """Copy every notebook with its outputs; remove stale copies. Return the copied names."""
     source = docs_dir.parent / "notebooks"
     target = docs_dir / "notebooks"
     target.mkdir(exist_ok=True)
     names = []
     for path in (source / f"{name}.ipynb" for name in listed_notebooks(docs_dir)):
-        nb = json.loads(path.read_text())
-        for cell in nb.get("cells", []):
-            if cell.get("cell_type") == "code":
-                cell["outputs"], cell["execution_count"] = [], None
-        text = json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
+        text = path.read_text()
         out = target / path.name
-        if not out.exists() or out.read_text() != text:  # keep mtimes so the cache stays valid
+        if not out.exists() or out.read_text() != text:  # keep mtimes: Sphinx re-reads only changed pages
             out.write_text(text)
         names.append(path.name)
     for stale in target.glob("*.ipynb"):

@@ -55,7 +55,7 @@ def simulate(preds: Any, target: str = "least-accurate", strategies: str | Itera
              seed: Any = None, bins: int = DEFAULT_BINS, cost_matrix: Any = None,
              batch_size: int | None = None, ci_prob: float = CI_PROB, options: StrategyOptions | None = None,
              progress: Callable[[int, int, str], None] | bool | None = None) -> SimulationResult:
-    """Simulate active assessment on a fully labeled pool for a grid of strategies and priors.
+    r"""Simulate active assessment on a fully labeled pool for a grid of strategies and priors.
 
     Parameters
     ----------
@@ -101,6 +101,23 @@ def simulate(preds: Any, target: str = "least-accurate", strategies: str | Itera
     Returns
     -------
     SimulationResult
+
+    Notes
+    -----
+    The model of every run, for the accuracy targets: predicted class :math:`k` (an arm) has
+    :math:`y_k` correct of :math:`n_k` labeled items,
+
+    .. math::
+
+       \theta_k \sim \mathrm{Beta}(\alpha_k, \beta_k), \qquad
+       \theta_k \mid y \sim \mathrm{Beta}(\alpha_k + y_k,\; \beta_k + n_k - y_k),
+
+    and Thompson sampling (``ts``, ``least-accurate``) draws
+    :math:`\tilde\theta_k \sim \mathrm{Beta}(\alpha_k + y_k, \beta_k + n_k - y_k)` for every arm
+    and labels an unlabeled item of :math:`\arg\min_k \tilde\theta_k`. The answer is reported with
+    :math:`P(k = \arg\min_j \theta_j \mid y)`, estimated from joint posterior draws. The
+    calibration and cost targets put the same kind of conjugate posterior (Beta per confidence bin,
+    Dirichlet per confusion row) on each arm and rank arms by their ECE or expected cost.
 
     Examples
     --------
@@ -221,6 +238,19 @@ def _simulation_result(grid: dict[str, np.ndarray], names: list[str], priors: li
 
 def labels_to_mrr_table(ds, threshold: float = 0.99):
     """Labels-to-MRR fraction per (strategy, prior) as a DataArray (``ds``: a SimulationResult or its Dataset).
+
+    Parameters
+    ----------
+    ds : SimulationResult or xarray.Dataset
+        A result of :func:`simulate` (or its ``dataset``).
+    threshold : float
+        The MRR to reach.
+
+    Returns
+    -------
+    xarray.DataArray
+        ``labels_to_mrr`` (dims ``strategy``, ``prior``): the fraction of the pool labeled when the
+        run-averaged MRR first reaches ``threshold``.
 
     Examples
     --------

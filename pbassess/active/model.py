@@ -336,6 +336,13 @@ def register_prior(name: str, builder: PriorBuilder) -> None:
     runs it as a fixed prior; a prior that changes with the labels needs its own kernel step,
     like ``eb``).
 
+    Parameters
+    ----------
+    name : str
+        The prior's name.
+    builder : callable
+        ``builder(target, cells, pseudocount) -> TargetPrior``.
+
     Examples
     --------
     >>> register_prior("uniform", _uniform)  # re-registering a builder is allowed

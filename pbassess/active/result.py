@@ -41,6 +41,12 @@ class SimulationResult(AssessmentResult):
     ``ci_prob`` is the coverage of the interval of labels to MRR
     (:func:`~pbassess.active.evaluation.labels_to_mrr_interval`).
 
+    Parameters
+    ----------
+    posterior, counts, prior, data_summary, engine, inference, ci_prob, idata, diagnostics, options, model
+        As for :class:`~pbassess.results.AssessmentResult`. Results are built by the assessment
+        functions and by :func:`pbassess.load_result`; there is seldom a reason to construct one.
+
     Examples
     --------
     >>> from pbassess import Predictions

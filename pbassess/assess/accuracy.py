@@ -106,7 +106,7 @@ def assess_accuracy(
     draws: int | None = None,
     labels: Any = None,
 ) -> AccuracyResult:
-    """Posterior accuracy of each predicted class, true class, group or region.
+    r"""Posterior accuracy of each predicted class, true class, group or region.
 
     Each region k gets ``accuracy_k ~ Beta(alpha_k, beta_k)`` a priori and the labeled items
     in it update that to ``Beta(alpha_k + correct_k, beta_k + n_k - correct_k)``. Only
@@ -160,6 +160,21 @@ def assess_accuracy(
     ConfigError
         Unknown inference or prior, bad pseudocount, draws, ci_prob or sample_kwargs; a
         size that would not fit in memory.
+
+    Notes
+    -----
+    Region :math:`k` has :math:`n_k` labeled items, :math:`y_k` of them correct:
+
+    .. math::
+
+       \theta_k \sim \mathrm{Beta}(\alpha_k, \beta_k), \qquad
+       y_k \mid \theta_k \sim \mathrm{Binomial}(n_k, \theta_k), \qquad
+       \theta_k \mid y_k \sim \mathrm{Beta}(\alpha_k + y_k,\; \beta_k + n_k - y_k),
+
+    with :math:`(\alpha_k, \beta_k) = (c/2,\, c/2)` for ``prior="uniform"`` and
+    :math:`(c\, s_k,\; c\,(1 - s_k))` for ``"informed"`` (:math:`c` the ``pseudocount``,
+    :math:`s_k` the mean confidence of region :math:`k`). ``inference="conjugate"`` draws the Beta
+    posterior exactly; ``"nuts"`` samples the same model.
 
     Examples
     --------

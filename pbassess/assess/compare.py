@@ -176,7 +176,7 @@ def compare_groups(
     sample_kwargs: Mapping[str, Any] | None = None,
     draws: int | None = None,
 ) -> ComparisonResult:
-    """Posterior of a metric per group and of the difference between every pair of groups.
+    r"""Posterior of a metric per group and of the difference between every pair of groups.
 
     Parameters
     ----------
@@ -212,6 +212,25 @@ def compare_groups(
     Returns
     -------
     ComparisonResult
+
+    Notes
+    -----
+    Group :math:`g` has :math:`y_g` successes of the metric in :math:`n_g` trials (correct labeled
+    items for accuracy, true positives among the positives for ``tpr``, ...):
+
+    .. math::
+
+       \theta_g \sim \mathrm{Beta}(\alpha_g, \beta_g), \qquad
+       y_g \mid \theta_g \sim \mathrm{Binomial}(n_g, \theta_g), \qquad
+       \Delta_{ab} = \theta_a - \theta_b,
+
+    and each pair reports
+    :math:`\big(P(\Delta_{ab} < -r),\; P(\lvert\Delta_{ab}\rvert \le r),\; P(\Delta_{ab} > r)\big)`
+    for the ROPE half-width :math:`r` (``rope``). ``prior="uniform"`` sets
+    :math:`\alpha_g = \beta_g = c/2`. For ``calibration-bias`` the compared value is
+    :math:`\bar s_g - \theta_g` (:math:`\bar s_g` the group's mean confidence, :math:`\theta_g`
+    its accuracy); for ``ece`` it is :math:`\sum_b w_{gb} \lvert \theta_{gb} - s_{gb} \rvert`
+    over the group's confidence bins, as in :func:`assess_calibration`.
 
     Examples
     --------
@@ -419,7 +438,7 @@ def compare_models(
     sample_kwargs: Mapping[str, Any] | None = None,
     draws: int | None = None,
 ) -> ComparisonResult:
-    """Compare models scored on the same items, with the paired Dirichlet-categorical model.
+    r"""Compare models scored on the same items, with the paired Dirichlet-categorical model.
 
     Each labeled item's joint outcome (which of the M models got it right) is one categorical
     draw from ``pi ~ Dirichlet(pc / 2**M, ...)``
@@ -450,6 +469,23 @@ def compare_models(
     ComparisonResult
         Groups are the model names; ``counts["joint"]`` holds the (pair, outcome) counts
         (outcomes both, only_a, only_b, neither); ``result.loo()`` is the exact LOO.
+
+    Notes
+    -----
+    Each labeled item has a joint outcome :math:`o \in \{0, 1\}^M` (which of the :math:`M` models
+    got it right); :math:`y_o` items have outcome :math:`o` out of :math:`n`:
+
+    .. math::
+
+       \pi \sim \mathrm{Dirichlet}\big(c / 2^M, \dots, c / 2^M\big), \qquad
+       y \mid \pi \sim \mathrm{Multinomial}(n, \pi), \qquad
+       \pi \mid y \sim \mathrm{Dirichlet}(c / 2^M + y),
+
+       \theta_m = \sum_{o:\, o_m = 1} \pi_o, \qquad
+       \Delta_{ab} = \theta_a - \theta_b = \pi(\text{only } a \text{ right}) - \pi(\text{only } b \text{ right}),
+
+    so each model's rate is a priori :math:`\mathrm{Beta}(c/2, c/2)` and the items both models get
+    right (or wrong) cancel from the difference.
 
     Examples
     --------

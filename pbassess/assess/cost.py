@@ -109,7 +109,7 @@ def assess_confusion(
     labels: Any = None,
     by: str = "predicted",
 ) -> CostResult:
-    """Posterior confusion probabilities and expected misclassification cost per predicted class.
+    r"""Posterior confusion probabilities and expected misclassification cost per predicted class.
 
     Each predicted class k gets ``P(true = . | predicted = k) ~ Dirichlet(alpha_k)`` a priori and
     the labeled items predicted as k update it to ``Dirichlet(alpha_k + counts_k)``. Only
@@ -160,6 +160,23 @@ def assess_confusion(
     ConfigError
         Unknown inference, prior or cost name; a bad cost matrix (shape, NaN, negative); bad
         pseudocount, draws, ci_prob or sample_kwargs; K x K arrays too large for memory.
+
+    Notes
+    -----
+    Row :math:`k` of the confusion matrix (items predicted as :math:`k`) has counts
+    :math:`y_{k\cdot} = (y_{k1}, \dots, y_{kK})` over the true classes:
+
+    .. math::
+
+       \pi_{k\cdot} \sim \mathrm{Dirichlet}(\alpha_{k\cdot}), \qquad
+       y_{k\cdot} \mid \pi_{k\cdot} \sim \mathrm{Multinomial}(n_k, \pi_{k\cdot}), \qquad
+       \pi_{k\cdot} \mid y \sim \mathrm{Dirichlet}(\alpha_{k\cdot} + y_{k\cdot}),
+
+    and the expected cost of predicting :math:`k` is
+    :math:`R_k = \sum_j C_{kj}\, \pi_{kj}` (:math:`C` the ``cost_matrix``), one value per posterior
+    draw. ``prior="uniform"`` sets :math:`\alpha_{kj} = c/K`; ``"informed"`` sets
+    :math:`\alpha_{k\cdot} = c\, m_k` with :math:`m_k` the mean probability vector of the items
+    predicted as :math:`k`.
 
     Examples
     --------

@@ -84,6 +84,16 @@ def fairness_table(comparisons: Mapping[str, ComparisonResult]):
     """One row per classifier and pair of groups: metric per group with HDI, the difference
     with HDI, P(d > 0), the ROPE probabilities and the plain labeled rates (direct counts).
 
+    Parameters
+    ----------
+    comparisons : mapping of str to ComparisonResult
+        One :func:`~pbassess.assess.compare_groups` result per classifier.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per classifier and pair of groups.
+
     Examples
     --------
     >>> import numpy as np

@@ -184,7 +184,7 @@ def assess_hierarchical(
     draws: int | None = None,
     sample_kwargs: Mapping[str, Any] | None = None,
 ) -> HierarchicalResult:
-    """Accuracy of a classifier in each environment, partially pooled across environments.
+    r"""Accuracy of a classifier in each environment, partially pooled across environments.
 
     Parameters
     ----------
@@ -222,6 +222,26 @@ def assess_hierarchical(
     Returns
     -------
     HierarchicalResult
+
+    Notes
+    -----
+    Environment :math:`e` has :math:`y_e` correct of :math:`n_e` labeled items. The default
+    (``kind="logit-normal"``, ``pooling="hierarchical"``) is
+
+    .. math::
+
+       \mu \sim \mathcal{N}(m, 1.5^2), \quad \sigma \sim \mathrm{HalfNormal}(1), \quad
+       \operatorname{logit} \theta_e \sim \mathcal{N}(\mu, \sigma^2), \quad
+       y_e \mid \theta_e \sim \mathrm{Binomial}(n_e, \theta_e),
+
+    with :math:`m = 0` (``prior="uniform"``) or the logit of the mean confidence (``"informed"``).
+    With ``per_class=True`` the cells are environment :math:`\times` class and
+    :math:`\operatorname{logit} \theta_{ek} \sim \mathcal{N}(\mu + \sigma_E z_e + \sigma_C z_k,\, \sigma^2)`,
+    :math:`z \sim \mathcal{N}(0, 1)`, each :math:`\sigma \sim \mathrm{HalfNormal}(1)`.
+    ``kind="beta"`` uses :math:`\theta_e \sim \mathrm{Beta}(\phi\kappa, (1 - \phi)\kappa)`,
+    :math:`\phi \sim \mathrm{Beta}(1, 1)`, :math:`\kappa \sim \mathrm{Pareto}(1.5, 1)`;
+    ``pooling="independent"`` gives every environment its own Beta prior and ``"pooled"`` one
+    accuracy shared by all.
 
     Examples
     --------
@@ -266,7 +286,7 @@ def assess_hierarchical_calibration(
     draws: int | None = None,
     sample_kwargs: Mapping[str, Any] | None = None,
 ) -> HierarchicalCalibrationResult:
-    """Reliability diagram and ECE of each environment, bin accuracies pooled across environments.
+    r"""Reliability diagram and ECE of each environment, bin accuracies pooled across environments.
 
     Fitted through :func:`pbassess.inference.fit` with
     :class:`~pbassess.pymc_models.hierarchical.HierarchicalCalibrationSpec` (NUTS only): the
@@ -291,6 +311,23 @@ def assess_hierarchical_calibration(
     Returns
     -------
     HierarchicalCalibrationResult
+
+    Notes
+    -----
+    Environment :math:`e` and confidence bin :math:`b` hold a pool share :math:`w_{eb}` with mean
+    score :math:`s_{eb}` and :math:`y_{eb}` correct of :math:`n_{eb}` labeled items; the bin
+    accuracies are pooled across environments, bin by bin:
+
+    .. math::
+
+       m_b \sim \mathcal{N}(\ell_b, 1.5^2), \quad \sigma \sim \mathrm{HalfNormal}(1), \quad
+       \operatorname{logit} \theta_{eb} \sim \mathcal{N}(m_b, \sigma^2), \quad
+       y_{eb} \mid \theta_{eb} \sim \mathrm{Binomial}(n_{eb}, \theta_{eb}),
+
+       \mathrm{ECE}_e = \sum_b w_{eb}\, \lvert \theta_{eb} - s_{eb} \rvert,
+
+    with :math:`\ell_b = 0` (``prior="uniform"``) or the logit of bin :math:`b`'s mean confidence
+    (``"informed"``).
 
     Examples
     --------

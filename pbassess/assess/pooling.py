@@ -58,6 +58,19 @@ PRIOR_VARIANTS: dict[str, dict[str, Any]] = {
 class ModelComparison(AssessmentResult):
     """Several fits of the same counts, compared (a result: ``summary()``, ``sentence()``, ``to_json()``, ``save``).
 
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The comparison table (see Attributes).
+    results : dict of str to HierarchicalResult
+        The fit of each variant.
+    loo : dict of str to ArviZ ELPD data, optional
+        Each variant's PSIS-LOO.
+    prior_checks : dict of str to pandas.DataFrame, optional
+        Each variant's prior predictive check per cell.
+    warnings : list of str, optional
+        Every diagnostic problem found (also raised as ``UserWarning``).
+
     Attributes
     ----------
     table : pandas.DataFrame
@@ -65,11 +78,9 @@ class ModelComparison(AssessmentResult):
         ``weight``, ``p`` ... plus ``pareto_k_bad`` (labeled items above ArviZ's threshold),
         ``max_rhat``, ``min_ess_bulk``, ``divergences`` and ``prior_check_extreme`` (cells whose
         observed accuracy has a prior predictive tail probability below 0.01 or above 0.99).
-    results : dict of str to HierarchicalResult
-    loo : dict of str to ArviZ ELPD data
-    prior_checks : dict of str to pandas.DataFrame
-    warnings : list of str
-        Every diagnostic problem found (also raised as ``UserWarning``).
+    results, loo, prior_checks, warnings
+        The parameters of the same names (``loo`` is the dict of ELPD data, not the
+        ``loo()`` method of other results).
 
     Examples
     --------
@@ -325,6 +336,25 @@ def compare_pooling(preds: Any, by: str, *, per_class: bool = False, seed: Any =
     """Independent vs pooled vs hierarchical accuracy per environment, compared by LOO.
 
     ``sample_kwargs`` are the :func:`pymc.sample` options of every fit (see :func:`compare_variants`).
+
+    Parameters
+    ----------
+    preds : Predictions
+        The pool; labeled items inform the accuracies.
+    by : str
+        Group column naming each item's environment.
+    per_class : bool
+        Cells are environment x predicted class.
+    seed : int or Generator, optional
+    prior_draws : int
+        Prior predictive draws per variant (0 skips the prior predictive check).
+    sample_kwargs : dict, optional
+        :func:`pymc.sample` options of every fit.
+
+    Returns
+    -------
+    ModelComparison
+        The three fits ranked by LOO, with prior checks and diagnostics.
 
     Examples
     --------

@@ -128,6 +128,12 @@ class PriorComparison(AssessmentResult):
     every fit (in this process), and ``summary()`` the comparison table, which is saved with
     the result.
 
+    Parameters
+    ----------
+    posterior, counts, prior, data_summary, engine, inference, ci_prob, idata, diagnostics, options, model
+        As for :class:`~pbassess.results.AssessmentResult`. Results are built by the assessment
+        functions and by :func:`pbassess.load_result`; there is seldom a reason to construct one.
+
     Examples
     --------
     >>> import pbassess as pb
@@ -198,7 +204,7 @@ def compare_priors(
     draws: int | None = None,
     sample_kwargs: Mapping[str, Any] | None = None,
 ) -> Any:
-    """Fit the same labeled counts under several priors and compare them.
+    r"""Fit the same labeled counts under several priors and compare them.
 
     Parameters
     ----------
@@ -225,6 +231,22 @@ def compare_priors(
         predictive tail probability of the number correct), ``regions_in_1pct_tail`` and
         ``prior_predictive_accuracy`` (5, 25, 50, 75 and 95% quantiles of the overall accuracy of the
         labeled items simulated from the prior).
+
+    Notes
+    -----
+    Each prior gives a model of the same labeled items (for ``metric="accuracy"``, region :math:`k`:
+    :math:`\theta_k \sim \mathrm{Beta}(\alpha_k, \beta_k)`, item :math:`i` correct
+    :math:`y_i \sim \mathrm{Bernoulli}(\theta_{k(i)})`). The priors are ranked by the expected log
+    predictive density of leave-one-out cross-validation,
+
+    .. math::
+
+       \widehat{\mathrm{elpd}}_{\mathrm{loo}} = \sum_{i=1}^{n} \log p(y_i \mid y_{-i}), \qquad
+       p(y_i = 1 \mid y_{-i}) = \frac{\alpha_k + y_k - y_i}{\alpha_k + \beta_k + n_k - 1}
+       \quad (k = k(i)),
+
+    exact for the conjugate fits (PSIS-LOO, ArviZ's ``az.loo``, for the others), and compared by
+    ``az.compare`` (differences, their standard errors and stacking weights).
 
     Examples
     --------

@@ -264,6 +264,31 @@ def simulate_rope_labeling(
     ROPE probabilities most (:func:`active_rope_scores`) — i.e. it labels where the ROPE
     decision is most likely to change.
 
+    Parameters
+    ----------
+    predictions : Predictions
+        The pool; only labeled items of the two groups are used.
+    by : str
+        The group column.
+    groups : sequence of two str, optional
+        The two groups (default: the column's two labeled groups).
+    rope : float
+        ROPE half-width of ``acc_a - acc_b``.
+    threshold : float
+        Probability, in (0.5, 1), a ROPE region needs to be the decision.
+    target : float
+        Share of runs, in (0, 1], that must match the full-data decision.
+    n_runs : int
+        Runs per strategy.
+    checkpoints : array_like of int, optional
+        Label budgets at which the decision is evaluated (default 30 geometric steps from 10).
+    max_labels : int, optional
+        Largest budget (default all labeled items of the two groups).
+    strategies : sequence of {"random", "active"}
+    pseudocount : float
+        Prior strength pc of the uniform Beta(pc/2, pc/2) priors.
+    seed : int or Generator, optional
+
     Returns
     -------
     RopeLabelingSimulation

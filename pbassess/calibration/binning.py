@@ -52,6 +52,14 @@ _NETCAL_EPS = float(np.finfo(float).eps)
 def equal_width_edges(n_bins: int) -> np.ndarray:
     """``n_bins`` equal-width bins over [0, 1] (float64 ``numpy.linspace``).
 
+    Parameters
+    ----------
+    n_bins : int
+
+    Returns
+    -------
+    ndarray, shape (n_bins + 1,)
+
     Examples
     --------
     >>> equal_width_edges(4).tolist()
@@ -64,6 +72,17 @@ def equal_width_edges(n_bins: int) -> np.ndarray:
 
 def equal_mass_edges(scores: Any, n_bins: int) -> np.ndarray:
     """Equal-mass edges: 0, the ``b / n_bins`` quantiles of ``scores``, 1 (ties merge edges).
+
+    Parameters
+    ----------
+    scores : array_like, shape (N,)
+        Scores in [0, 1].
+    n_bins : int
+
+    Returns
+    -------
+    ndarray
+        Increasing edges from 0 to 1 (fewer than ``n_bins + 1`` when ties merge quantiles).
 
     Examples
     --------
@@ -108,6 +127,21 @@ def assign_bins(scores: Any, edges: Any, convention: str = "left") -> tuple[np.n
 
     The number of bins is ``len(edges) - 1``, plus one for ``"torchmetrics"`` (its extra bin of
     scores equal to 1).
+
+    Parameters
+    ----------
+    scores : array_like, shape (N,)
+        Scores in [0, 1].
+    edges : array_like
+        Increasing bin edges covering [0, 1].
+    convention : {"left", "right", "netcal", "torchmetrics"}
+        Which bin a score on an edge falls in (see the module docstring).
+
+    Returns
+    -------
+    index : ndarray of int, shape (N,)
+        Bin of each score.
+    n_bins : int
 
     Examples
     --------
@@ -188,6 +222,11 @@ def bin_sums(scores: Any, outcomes: Any, edges: Any, convention: str = "left") -
     edges : array_like
     convention : str
         See the module docstring.
+
+    Returns
+    -------
+    BinSums
+        ``n``, ``outcome_sum`` and ``score_sum`` per bin, with ``edges`` and each item's ``index``.
 
     Examples
     --------

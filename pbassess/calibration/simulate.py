@@ -64,6 +64,25 @@ def synthetic_pool(n_items: int = 20_000, kind: str = "calibrated", strength: fl
                    a: float = 4.0, b: float = 1.0, seed: Any = None) -> SyntheticCalibrationPool:
     """A synthetic pool of ``n_items`` top-1 confidences with known correctness probabilities.
 
+    Parameters
+    ----------
+    n_items : int
+    kind : {"calibrated", "overconfident", "shifted"}
+        ``calibrated``: correct with probability equal to the confidence; ``overconfident``:
+        ``sigmoid(logit(c) / (1 + strength))``; ``shifted``: ``c - strength``.
+    strength : float
+        Size of the miscalibration.
+    n_classes : int
+        Confidences lie in ``[1 / n_classes, 1)``.
+    a, b : float
+        Confidences are ``1/K + (1 - 1/K) Beta(a, b)``.
+    seed : int or numpy.random.Generator, optional
+
+    Returns
+    -------
+    SyntheticCalibrationPool
+        ``confidence``, ``true_prob`` and the true ECE (``true_ece()``).
+
     Examples
     --------
     >>> pool = synthetic_pool(5000, "calibrated", seed=0)

@@ -110,6 +110,19 @@ def cell_counts(codes: Any, n_cells: int, weights: Any = None) -> np.ndarray:
 def cell_totals(codes: Any, n_cells: int, weights: dict[str, Any]) -> dict[str, np.ndarray]:
     """``{"n": counts, name: sum of weights per cell, ...}`` over the same codes.
 
+    Parameters
+    ----------
+    codes : array_like of int, shape (..., N)
+        Cell code of each item (codes < 0 belong to no cell).
+    n_cells : int
+    weights : dict of str to array_like
+        Per-item weights to sum per cell, by name.
+
+    Returns
+    -------
+    dict of str to ndarray, shape (..., n_cells)
+        ``n`` (items per cell) and one sum per weight.
+
     Examples
     --------
     >>> t = cell_totals([0, 1, 1], 2, {"correct": [True, False, True]})

@@ -83,6 +83,17 @@ _ITEM_STATISTICS: dict[str, ItemStatistic] = {}
 def register_item_statistic(stat: ItemStatistic, *, overwrite: bool = False) -> ItemStatistic:
     """Add a per-item statistic to the table ``count_cells(item_stats=...)`` reads.
 
+    Parameters
+    ----------
+    stat : ItemStatistic
+    overwrite : bool
+        Replace a statistic of the same name (else that is an error).
+
+    Returns
+    -------
+    ItemStatistic
+        ``stat`` itself.
+
     Examples
     --------
     >>> import numpy as np
@@ -102,6 +113,14 @@ def register_item_statistic(stat: ItemStatistic, *, overwrite: bool = False) -> 
 def get_item_statistic(name: str) -> ItemStatistic:
     """The registered per-item statistic called ``name``.
 
+    Parameters
+    ----------
+    name : str
+
+    Returns
+    -------
+    ItemStatistic
+
     Examples
     --------
     >>> get_item_statistic("nll").needs_probs
@@ -117,6 +136,10 @@ def get_item_statistic(name: str) -> ItemStatistic:
 
 def list_item_statistics() -> list[str]:
     """Names of the registered per-item statistics, sorted.
+
+    Returns
+    -------
+    list of str
 
     Examples
     --------

@@ -353,6 +353,20 @@ def read_predictions(path: str | Path, *, format: str | None = None, **options: 
     scores, ``classes``, ``normalize``, ...). Parquet (``.parquet``, ``.pq``) and Zarr
     (``.zarr``) files and folders are read lazily by :func:`pbassess.data.lazy.read_lazy_predictions`.
 
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        A prediction file or (Zarr) folder.
+    format : str, optional
+        The format's name; detected from the file when omitted.
+    **options
+        Passed to the format's reader.
+
+    Returns
+    -------
+    Predictions
+        Lazy (Parquet, Zarr) or in memory (the other formats).
+
     Examples
     --------
     >>> import tempfile, pathlib

@@ -126,6 +126,11 @@ def _cards() -> dict[str, ModelCard]:
 def list_models() -> list[ModelCard]:
     """All registered prediction sets, built-in default first.
 
+    Returns
+    -------
+    list of ModelCard
+        One card per registered prediction set (name, description, source, ...).
+
     Examples
     --------
     >>> names = [c.name for c in list_models()]
@@ -151,6 +156,15 @@ def default_name() -> str:
 
 def model_card(name: str) -> ModelCard:
     """The card of a registered name, with a clear error for unknown names.
+
+    Parameters
+    ----------
+    name : str
+        A registered name (:func:`list_models`).
+
+    Returns
+    -------
+    ModelCard
 
     Examples
     --------

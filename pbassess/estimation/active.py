@@ -29,7 +29,7 @@ with a model prediction f of it (for accuracy: Y = correct, f = the confidence c
   :data:`~pbassess.estimation.frequentist.BOUNDARY_COUNT` labeled errors (or successes) even the
   corrected interval fails: at accuracy 0.99 with 20 labels most draws label no error, the terms
   vary only through the predictions, and the 90% interval covered 0.32 (0.63 at 0.995 with 50
-  labels; ``benchmarks/interval_coverage.py``). There the interval is the hull of the corrected one and
+  labels; ``benchmarks/coverage.py``). There the interval is the hull of the corrected one and
   the Clopper-Pearson interval at the Kish effective sample size (Korn and Graubard, 1998, for
   proportions from weighted samples with few events): ``n_eff = (sum w)^2 / sum w^2`` over the
   labeled items' weights ``w = 1 / pi``, ``k_eff = n_eff * p_w`` with ``p_w`` the weighted
@@ -62,6 +62,16 @@ DEFAULT_UNIFORM_SHARE = 0.2
 
 def uncertainty_weights(confidence: Any, uniform_share: float = DEFAULT_UNIFORM_SHARE) -> np.ndarray:
     """Relative labeling weights ``(1 - eta) u / mean(u) + eta`` with ``u = sqrt(c (1 - c))`` (mean 1).
+
+    Parameters
+    ----------
+    confidence : array_like, shape (N,)
+    uniform_share : float
+        ``eta`` in [0, 1].
+
+    Returns
+    -------
+    ndarray, shape (N,)
 
     Examples
     --------
@@ -147,6 +157,18 @@ def chunk_probabilities(w_seq: np.ndarray, tails: tuple[np.ndarray, np.ndarray, 
 def active_sample(confidence: Any, budget: int, *, uniform_share: float = DEFAULT_UNIFORM_SHARE,
                   batches: int = 10, seed: Any = None) -> tuple[np.ndarray, np.ndarray]:
     """Choose items to label by the adaptive uncertainty rule (see the module docstring).
+
+    Parameters
+    ----------
+    confidence : array_like, shape (N,)
+        The model's confidence on every pool item.
+    budget : int
+        Expected number of labels.
+    uniform_share : float
+        The uniform share ``eta`` mixed into the weights.
+    batches : int
+        Batches of the random visiting order (probabilities are recomputed before each).
+    seed : int or numpy.random.Generator, optional
 
     Returns
     -------
@@ -348,6 +370,21 @@ def simulate_estimation(preds: Any, budgets: Any = (100, 200, 500, 1000), *,
     values, :func:`~pbassess.estimation.frequentist.classical_interval`); ``uncertainty``: the
     adaptive uncertainty rule with n labels in expectation and :func:`ipw_mean_interval`.
     The truth is the pool's accuracy.
+
+    Parameters
+    ----------
+    preds : Predictions
+        A fully labeled pool.
+    budgets : sequence of int
+        Label budgets.
+    strategies : sequence of {"random-item", "uncertainty"}
+    runs : int
+        Replications per strategy and budget.
+    ci_prob : float
+        Coverage of the intervals.
+    uniform_share : float
+        The uniform share of the uncertainty rule.
+    seed : int or numpy.random.Generator
 
     Returns
     -------

@@ -39,6 +39,19 @@ def _draws(a: np.ndarray, b: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
 def decision_probabilities(draws: np.ndarray, rope: float) -> dict[tuple[int, int], np.ndarray]:
     """P(equivalent), P(i better), P(j better) of every pair from draws (S, G).
 
+    Parameters
+    ----------
+    draws : ndarray, shape (S, G)
+        Posterior draws of each group's metric.
+    rope : float
+        Half-width of the region of practical equivalence.
+
+    Returns
+    -------
+    dict of (int, int) to ndarray
+        For each pair ``(i, j)``: ``[P(|d| < rope), P(d >= rope), P(d <= -rope)]`` with
+        ``d = draw_i - draw_j``.
+
     Examples
     --------
     >>> d = np.array([[0.80, 0.50], [0.81, 0.52], [0.79, 0.49]])
@@ -116,6 +129,20 @@ def label_value(successes: Any, trials: Any, *, rope: float = 0.02, prior: tuple
 
 def next_group(successes: Any, trials: Any, available: Any = None, **kwargs: Any) -> int:
     """The group to label next (largest :func:`label_value` among groups with unlabeled items).
+
+    Parameters
+    ----------
+    successes, trials : array_like, shape (G,)
+        Labeled counts per group.
+    available : array_like of bool, shape (G,), optional
+        Groups that still have unlabeled items (default all).
+    **kwargs
+        Passed to :func:`label_value`.
+
+    Returns
+    -------
+    int
+        The group's index (ties: the least labeled group).
 
     Examples
     --------

@@ -58,6 +58,13 @@ def _logit_conf(mean_conf: Any) -> np.ndarray:
 class ConfidencePrior:
     """A fitted confidence-to-accuracy prior (arrays of shape (...) for batched fits).
 
+    Parameters
+    ----------
+    offset, slope : float or ndarray
+        ``logit mu = offset + slope * logit(mean confidence)``.
+    strength : float or ndarray
+        The Beta prior's strength ``tau``.
+
     Examples
     --------
     >>> prior = ConfidencePrior(offset=0.0, slope=1.0, strength=10.0)
@@ -237,6 +244,19 @@ def laplace_draws(fit: ConfidencePrior, n: Any, correct: Any, mean_conf: Any, dr
 
     A batched fit (arrays of shape (B,) from :func:`fit_confidence_prior` on counts of shape
     (B, R)) gets its own approximation per row, all at once.
+
+    Parameters
+    ----------
+    fit : ConfidencePrior
+        The fitted mode (:func:`fit_confidence_prior`).
+    n, correct : array_like
+        Labeled and correct labeled items per cell.
+    mean_conf : array_like
+        Mean confidence per cell.
+    draws : int
+    seed : int or numpy.random.Generator, optional
+    max_strength : float
+        Upper bound of the drawn strength.
 
     Returns
     -------

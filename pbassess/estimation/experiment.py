@@ -3,10 +3,11 @@
 For a pool with every item labeled (so its accuracy is known), :func:`pool_intervals` draws
 ``runs`` label sets of size ``n`` and computes, per draw, the 95% interval of each method:
 
-* ``classical``: n items drawn uniformly, Wald (CLT) interval of their mean correctness;
-* ``ppi``: the same n labels plus the confidences of the other N - n items (PPI++, power-tuned);
+* ``classical``: n items drawn uniformly, the exact Clopper-Pearson interval of their mean correctness;
+* ``ppi``: the same n labels plus the confidences of the other N - n items (PPI++, power-tuned,
+  boundary-aware);
 * ``bayes``: the same labels, cells = 10 equal-mass confidence bins, confidence-informed prior
-  learned from the labels (EB mode + Laplace), finite-pool posterior predictive, 95% HDI;
+  learned from the labels (EB mode + Laplace), finite-pool posterior predictive, 95% equal-tailed credible interval;
 * ``active``: n labels in expectation chosen by the uncertainty rule and the
   inverse-probability-weighted PPI estimator.
 

@@ -47,6 +47,11 @@ class MeanEstimand:
     :class:`pbassess.counting.ItemStatistic`, a per-item function summed per cell; this one
     was also called ``ItemStatistic`` before.
 
+    Parameters
+    ----------
+    name, observed, predicted, bounded
+        The attributes below.
+
     Attributes
     ----------
     name : str
@@ -156,6 +161,16 @@ def item_statistic(metric: Any) -> MeanEstimand:
 
     A plain callable ``f(preds, index) -> values`` gives the observed statistic only.
 
+    Parameters
+    ----------
+    metric : str, MeanEstimand or callable
+        ``accuracy``, ``error``, ``brier``, ``nll``, a registered name, an estimand, or
+        ``f(preds, index) -> values``.
+
+    Returns
+    -------
+    MeanEstimand
+
     Examples
     --------
     >>> item_statistic("brier").name
@@ -179,6 +194,17 @@ def item_statistic(metric: Any) -> MeanEstimand:
 
 def region_codes(preds: Predictions, by: str | None) -> tuple[np.ndarray, list[str]]:
     """Integer region code per item and the region names, for ``by`` = None, ``"predicted"`` or a column.
+
+    Parameters
+    ----------
+    preds : Predictions
+    by : str or None
+        ``None`` (one region: the whole pool), ``"predicted"`` or a group column.
+
+    Returns
+    -------
+    codes : ndarray of int, shape (N,)
+    names : list of str
 
     Examples
     --------

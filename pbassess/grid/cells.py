@@ -40,6 +40,33 @@ _ACTIVE_DEFAULTS = {"targets": ["least-accurate"], "top_m": [1], "priors": ["uni
 class Cell:
     """One independent unit of a grid of kind ``active``: one strategy and prior on one data set.
 
+    Parameters
+    ----------
+    dataset : str
+        A registered prediction set.
+    target : str
+        The active-assessment target (``least-accurate``, ...).
+    strategy, prior : str
+        The strategy and prior of the runs.
+    kind : str
+        Always ``"active"``.
+    top_m : int
+        Size of the target set.
+    seed : int
+    runs : int
+        Replicate runs.
+    log_every : int
+        Labels between logged steps.
+    pseudocount : float
+    budget : int, optional
+        Labels per run (default the whole pool).
+    bins : int
+        Confidence bins (calibration targets).
+    batch_size : int
+        Labels chosen per step.
+    extra : dict
+        Further options (not part of the cell's key).
+
     Examples
     --------
     >>> c = Cell(dataset="digits-logreg", target="least-accurate", strategy="ts", prior="uniform")
@@ -126,6 +153,10 @@ def _as_dataset(result: Any) -> xr.Dataset:
 def run_active_cell(cell: Cell) -> xr.Dataset:
     """Compute one cell: R runs of one strategy with one prior on one data set.
 
+    Parameters
+    ----------
+    cell : Cell
+
     Returns
     -------
     xarray.Dataset
@@ -177,6 +208,18 @@ def summarise_cells(results: dict[str, xr.Dataset], threshold: float = 0.99) -> 
     (``labels_to_mrr_low``/``_high``), ``final_mrr``, ``seconds`` and ``mrr_curve`` (``cell``,
     ``fraction``). Each factor of the cell (dataset, target, top_m, strategy, prior, seed, runs)
     is a coordinate on ``cell``, so ``ds.where(ds.strategy == "ts", drop=True)`` selects.
+
+    Parameters
+    ----------
+    results : dict of str to xarray.Dataset
+        Finished active cells by key.
+    threshold : float
+        The MRR to reach.
+
+    Returns
+    -------
+    xarray.Dataset
+        With a ``cell`` dimension (see above).
 
     Examples
     --------

@@ -46,6 +46,15 @@ def cells_from_config(config: dict[str, Any]) -> list[Any]:
 
     Duplicate cells (the same factors in two tables) are kept once.
 
+    Parameters
+    ----------
+    config : dict
+        A parsed grid (with an ``experiment`` list of tables).
+
+    Returns
+    -------
+    list of cells
+
     Examples
     --------
     >>> cfg = {"experiment": [{"datasets": ["d"], "targets": "least-accurate",
@@ -76,6 +85,15 @@ def cells_from_config(config: dict[str, Any]) -> list[Any]:
 
 def load_grid(path: str | Path) -> list[Any]:
     """Read a grid TOML file and expand it into cells.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        A grid TOML file.
+
+    Returns
+    -------
+    list of cells
 
     Examples
     --------

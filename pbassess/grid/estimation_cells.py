@@ -41,6 +41,24 @@ _DEFAULTS = {"subsets": [""], "seeds": [0]}
 class EstimationCell:
     """``runs`` label draws of ``labels`` items from one pool, intervals of each method.
 
+    Parameters
+    ----------
+    dataset : str
+        A registered prediction set.
+    labels : int
+        Labels drawn in each run.
+    model : str, optional
+        The model column of a multi-model set.
+    subset : str, optional
+        ``"column=value"``: one group of the pool.
+    methods : tuple of str
+        Estimation methods compared.
+    runs : int
+        Replicate label draws.
+    seed : int
+    kind : str
+        Always ``"estimation"``.
+
     Examples
     --------
     >>> c = EstimationCell("digits-logreg", labels=100, runs=5)
@@ -130,6 +148,16 @@ def merge_estimation_cells(results: dict[str, xr.Dataset]) -> xr.Dataset:
     (dataset, model, subset, pool, labels, seed, runs) are coordinates on ``cell``. A method a cell
     did not run is NaN. Select a method with ``ds.sel({"method": "ppi"})`` (``sel(method=...)``
     is xarray's own keyword).
+
+    Parameters
+    ----------
+    results : dict of str to xarray.Dataset
+        Finished cells by key.
+
+    Returns
+    -------
+    xarray.Dataset
+        With a ``cell`` dimension.
 
     Examples
     --------

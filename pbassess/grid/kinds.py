@@ -45,6 +45,11 @@ __all__ = ["KINDS", "CellKind", "kind_of", "merge_cells", "run_cell"]
 class CellKind:
     """What the grid needs to know about one kind of cell.
 
+    Parameters
+    ----------
+    expand, run, merge, cost, rows : callable
+        The attributes below.
+
     Attributes
     ----------
     expand : callable
@@ -104,6 +109,14 @@ def kind_of(cell: Any) -> CellKind:
 def run_cell(cell: Any) -> xr.Dataset:
     """Compute one cell of any kind (what a dask worker runs).
 
+    Parameters
+    ----------
+    cell : Cell, EstimationCell or SurfaceCell
+
+    Returns
+    -------
+    xarray.Dataset
+
     Examples
     --------
     >>> from pbassess.grid.estimation_cells import EstimationCell
@@ -116,6 +129,17 @@ def run_cell(cell: Any) -> xr.Dataset:
 
 def merge_cells(kind: str, results: dict[str, xr.Dataset]) -> xr.Dataset:
     """Merge finished cells of one kind into one Dataset with a ``cell`` dimension.
+
+    Parameters
+    ----------
+    kind : str
+        The cells' kind (:data:`KINDS`).
+    results : dict of str to xarray.Dataset
+        Finished cells by key.
+
+    Returns
+    -------
+    xarray.Dataset
 
     Examples
     --------

@@ -174,6 +174,16 @@ def _worst_variable(rhat: xr.Dataset) -> str | None:
 def diagnostics_note(diag: dict[str, Any] | None) -> str:
     """A short clause for sentences: empty when the fit is fine or not MCMC.
 
+    Parameters
+    ----------
+    diag : dict or None
+        A result of :func:`diagnostics` (``None`` for conjugate fits).
+
+    Returns
+    -------
+    str
+        Empty, or a clause naming the problem (R-hat, ESS, divergences).
+
     Examples
     --------
     >>> diagnostics_note({"ok": False, "problems": ["3 divergent transitions"]})

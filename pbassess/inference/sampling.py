@@ -46,6 +46,17 @@ _QUIET = [False]
 def resolve_inference(inference: Any = None, *, default: str = "conjugate") -> str:
     """The canonical inference name from ``inference=`` (``"mcmc"`` is an old spelling of ``"nuts"``).
 
+    Parameters
+    ----------
+    inference : str, optional
+        ``"conjugate"``, ``"nuts"`` (or ``"mcmc"``), or ``None``.
+    default : str
+        The inference for ``None``.
+
+    Returns
+    -------
+    str
+
     Examples
     --------
     >>> resolve_inference("mcmc"), resolve_inference(), resolve_inference("nuts")
@@ -69,6 +80,11 @@ def _nutpie_available() -> bool:
 @contextlib.contextmanager
 def quiet_progress() -> Iterator[None]:
     """Within this block no progress bar is shown (the CLI's ``--json`` uses it).
+
+    Returns
+    -------
+    context manager
+        Inside it :func:`progress_wanted` is ``False``.
 
     Examples
     --------
@@ -108,6 +124,10 @@ def progress_wanted() -> bool:
     Every wait of pbassess that shows progress (NUTS, simulations, grids, surfaces) asks this one
     rule; ``--json`` output and ``--quiet`` run inside :func:`quiet_progress`.
 
+    Returns
+    -------
+    bool
+
     Examples
     --------
     >>> with quiet_progress():
@@ -146,6 +166,22 @@ def merge_sample_kwargs(
     Order (later wins): :data:`DEFAULT_SAMPLE_KWARGS`, nutpie when installed, ``defaults`` (a
     model's own, e.g. a higher ``target_accept``), ``seed`` as ``random_seed``, the progress
     rule, then the user's ``sample_kwargs``. A ``sampler`` key is read as ``nuts_sampler``.
+
+    Parameters
+    ----------
+    sample_kwargs : dict, optional
+        The user's :func:`pymc.sample` options.
+    defaults : dict, optional
+        A model's own defaults.
+    seed : int or numpy.random.Generator, optional
+        Becomes ``random_seed``.
+    progressbar : bool, optional
+        Force the progress bar on or off (default: :func:`progress_wanted`).
+
+    Returns
+    -------
+    dict
+        Options for :func:`pymc.sample`.
 
     Examples
     --------
@@ -359,6 +395,16 @@ def mock_pymc_sample(*args: Any, **kwargs: Any):
     """``pymc.testing.mock_sample`` with a ``diverging`` sample stat: prior draws shaped like ``pm.sample``.
 
     For doctests and plumbing tests only (``mock.patch("pymc.sample", mock_pymc_sample)``).
+
+    Parameters
+    ----------
+    *args, **kwargs
+        What :func:`pymc.sample` takes.
+
+    Returns
+    -------
+    xarray.DataTree
+        Prior draws in the shape :func:`pymc.sample` returns.
 
     Examples
     --------

@@ -23,6 +23,18 @@ def posterior_dataset(data: dict[str, tuple[tuple[str, ...], np.ndarray]], coord
 
     Each array has the draws first: shape (n_draws, ...).
 
+    Parameters
+    ----------
+    data : dict of str to (dims, ndarray)
+        Each variable's dims (without ``chain``/``draw``) and draws (draws first).
+    coords : dict
+        Coordinates of those dims.
+
+    Returns
+    -------
+    xarray.Dataset
+        Dims ``chain`` (one) and ``draw`` first.
+
     Examples
     --------
     >>> ds = posterior_dataset({"p": (("k",), np.zeros((5, 2)))}, {"k": ["a", "b"]})
@@ -40,6 +52,17 @@ def binomial_loglik(n: Any, k: Any, theta: Any) -> np.ndarray:
     """log Binomial(k | n, theta), broadcast over draws (theta (..., K), n and k (K,)).
 
     Stable at theta 0 or 1 (``xlogy``/``xlog1py``).
+
+    Parameters
+    ----------
+    n, k : array_like, shape (K,)
+        Trials and successes.
+    theta : array_like, shape (..., K)
+        Rates.
+
+    Returns
+    -------
+    ndarray, shape (..., K)
 
     Examples
     --------
@@ -67,6 +90,28 @@ def bernoulli_log_likelihood(theta: Any, n: Any, k: Any, observations: Any, per_
     labeled cell (dim ``dim``, named by ``names`` or by the cell index). ``theta`` has the cells
     last, flattened in the order of ``n.ravel()`` (``(..., cells)``); ``clip`` keeps rates of
     exactly 0 or 1 finite.
+
+    Parameters
+    ----------
+    theta : ndarray, shape (..., cells)
+        Draws of each cell's rate.
+    n, k : array_like
+        Labeled and correct labeled items per cell.
+    observations : Observations or None
+        The labeled items (``cell``, ``outcome``); needed with ``per_item``.
+    per_item : bool
+        One value per labeled item (else one Binomial value per labeled cell).
+    dim : str
+        Name of the cell dimension (without ``per_item``).
+    names : sequence, optional
+        Names of the cells.
+    clip : bool
+        Keep rates of exactly 0 or 1 finite.
+
+    Returns
+    -------
+    (dims, values, coords)
+        The dims of the last axes, the log-likelihood values and their coordinates.
 
     Examples
     --------
@@ -102,6 +147,23 @@ def bernoulli_observed_data(name: str, n: Any, k: Any, observations: Any, *, dim
                             names: Any = None) -> xr.Dataset:
     """The ``observed_data`` of Bernoulli items: each labeled item's outcome (dim ``item``), or, without
     the items, the correct count of each labeled cell (dim ``dim``).
+
+    Parameters
+    ----------
+    name : str
+        The observed variable's name.
+    n, k : array_like
+        Labeled and correct labeled items per cell.
+    observations : Observations or None
+        The labeled items, when known.
+    dim : str
+        Name of the cell dimension (without the items).
+    names : sequence, optional
+        Names of the cells.
+
+    Returns
+    -------
+    xarray.Dataset
 
     Examples
     --------
@@ -140,6 +202,18 @@ def conjugate_datatree(
     attrs: dict[str, Any] | None = None,
 ) -> xr.DataTree:
     """Assemble the DataTree of a conjugate fit (groups ``posterior``, ``observed_data``, ``log_likelihood``).
+
+    Parameters
+    ----------
+    posterior : xarray.Dataset
+        The posterior draws (dims ``chain, draw, ...``).
+    observed_data, log_likelihood : xarray.Dataset, optional
+    attrs : dict, optional
+        Attributes of the tree.
+
+    Returns
+    -------
+    xarray.DataTree
 
     Examples
     --------

@@ -28,6 +28,26 @@ def metric_statistics(preds: Any, metric: str | Metric, by: Any = (), *, bin_edg
                       labeled_only: bool = False, client: Any = None) -> Any:
     """Sufficient statistics of ``metric`` per cell of ``by`` (an ``xarray.Dataset``).
 
+    Parameters
+    ----------
+    preds : Predictions, DataFrame, arrays or xarray.Dataset
+        The pool.
+    metric : str or Metric
+    by : str or sequence of str
+        Cell keys, as in :func:`pbassess.counting.count_cells` (``()``: the whole pool).
+    bin_edges : int or array_like, optional
+        Edges of the ``"bin"`` key.
+    labeled_only : bool
+        Count only labeled items.
+    client : distributed.Client or str, optional
+        Where dask-backed data is computed.
+
+    Returns
+    -------
+    xarray.Dataset
+        The metric's sufficient statistics per cell (attributes ``metric``, ``family``,
+        ``direction``).
+
     Examples
     --------
     >>> from pbassess import Predictions
@@ -78,6 +98,11 @@ def ece_draws(n: Any, correct: Any, score_sum: Any, n_draws: int, seed: Any = No
     seed : int or Generator, optional
     pseudocount : float
 
+    Returns
+    -------
+    ndarray, shape (n_draws,)
+        NaN for a pool without labels.
+
     Examples
     --------
     >>> d = ece_draws([0, 1000], [0, 700], [0.0, 900.0], 4000, seed=0)
@@ -112,6 +137,11 @@ def metric_posterior(metric: str | Metric, stats: Any, *, n_draws: int = DEFAULT
         Prior strength: Beta(pc/2, pc/2), Dirichlet(pc/J, ..., pc/J); the Bayesian bootstrap
         has no prior (cells without items give NaN).
     seed : int or Generator, optional
+
+    Returns
+    -------
+    xarray.DataArray
+        Dims ``draw`` and the cells' dims.
 
     Examples
     --------

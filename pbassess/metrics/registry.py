@@ -188,6 +188,17 @@ _METRICS: dict[str, Metric] = {}
 def register_metric(metric: Metric, *, overwrite: bool = False) -> Metric:
     """Add a metric to the registry (and its per-item function to the counting layer).
 
+    Parameters
+    ----------
+    metric : Metric
+    overwrite : bool
+        Replace a metric of the same name (else that is an error).
+
+    Returns
+    -------
+    Metric
+        ``metric`` itself.
+
     Examples
     --------
     >>> m = register_metric(Metric("overconfidence", lambda it: np.maximum(it["confidence"] - it["correct"], 0),
@@ -222,6 +233,15 @@ def register_metric(metric: Metric, *, overwrite: bool = False) -> Metric:
 def get_metric(name: str | Metric) -> Metric:
     """The registered metric called ``name`` (a Metric is returned as is).
 
+    Parameters
+    ----------
+    name : str or Metric
+        A registered name (:func:`list_metrics`), or a Metric.
+
+    Returns
+    -------
+    Metric
+
     Examples
     --------
     >>> m = get_metric("nll")
@@ -239,6 +259,15 @@ def get_metric(name: str | Metric) -> Metric:
 def list_metrics(family: str | None = None) -> list[str]:
     """Names of the registered metrics, optionally of one posterior family.
 
+    Parameters
+    ----------
+    family : {"beta-binomial", "dirichlet-multinomial", "bayesian-bootstrap", "binned-calibration"}, optional
+        Only the metrics of this posterior family.
+
+    Returns
+    -------
+    list of str
+
     Examples
     --------
     >>> list_metrics("beta-binomial")
@@ -249,6 +278,14 @@ def list_metrics(family: str | None = None) -> list[str]:
 
 def metrics_used_by(tool: str) -> tuple[str, ...]:
     """The metrics a tool computes, in registration order (its ``--metric`` choices).
+
+    Parameters
+    ----------
+    tool : {"compare", "shift"}
+
+    Returns
+    -------
+    tuple of str
 
     Examples
     --------

@@ -33,6 +33,19 @@ __all__ = [
 def plot_environment_accuracy(result: Any, *, ax: Any = None, show_raw: bool = True):
     """Forest plot of a :class:`~pbassess.assess.hierarchical.HierarchicalResult`.
 
+    Parameters
+    ----------
+    result : HierarchicalResult
+        A result of :func:`~pbassess.assess.assess_hierarchical` (without ``per_class``).
+    ax : matplotlib.axes.Axes, optional
+        Draw into this Axes.
+    show_raw : bool
+        Also mark each environment's labeled accuracy k/n.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
     Examples
     --------
     >>> from pbassess.data.examples import three_site_pool
@@ -76,6 +89,19 @@ def plot_environment_accuracy(result: Any, *, ax: Any = None, show_raw: bool = T
 def plot_environment_class_accuracy(result: Any, *, ax: Any = None, cmap: str = "viridis"):
     """Heatmap of posterior mean accuracy, environments x predicted classes.
 
+    Parameters
+    ----------
+    result : HierarchicalResult
+        A result of :func:`~pbassess.assess.assess_hierarchical` with ``per_class=True``.
+    ax : matplotlib.axes.Axes, optional
+        Draw into this Axes.
+    cmap : str
+        Matplotlib colour map of the accuracies (0 to 1).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
     Examples
     --------
     >>> import numpy as np
@@ -112,6 +138,19 @@ def plot_environment_class_accuracy(result: Any, *, ax: Any = None, cmap: str = 
 
 def plot_environment_reliability(result: Any, *, ncols: int = 4, figsize_per: float = 2.6):
     """Reliability diagrams of a :class:`~pbassess.assess.hierarchical.HierarchicalCalibrationResult`.
+
+    Parameters
+    ----------
+    result : HierarchicalCalibrationResult
+        A result of :func:`~pbassess.assess.assess_hierarchical_calibration`.
+    ncols : int
+        Panels per row (one panel per environment).
+    figsize_per : float
+        Width and height of a panel, in inches.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
 
     Examples
     --------
@@ -202,6 +241,17 @@ def plot_ece(result: Any, *, ax: Any = None):
 
 def plot_pooling_comparison(comparison: Any, *, ax: Any = None):
     """Posterior accuracy per environment under each fitted variant, side by side.
+
+    Parameters
+    ----------
+    comparison : ModelComparison
+        A result of :func:`~pbassess.assess.compare_pooling` (or ``compare_variants``).
+    ax : matplotlib.axes.Axes, optional
+        Draw into this Axes.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
 
     Examples
     --------

@@ -28,6 +28,12 @@ class AccuracyResult(AssessmentResult):
     rank: they cannot be lowest/highest and rank after all others, but still appear in every
     table.
 
+    Parameters
+    ----------
+    posterior, counts, prior, data_summary, engine, inference, ci_prob, idata, diagnostics, options, model
+        As for :class:`~pbassess.results.AssessmentResult`. Results are built by the assessment
+        functions and by :func:`pbassess.load_result`; there is seldom a reason to construct one.
+
     Examples
     --------
     >>> from pbassess import Predictions

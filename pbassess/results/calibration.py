@@ -24,6 +24,12 @@ class CalibrationResult(AssessmentResult):
     accuracies and biases are reported with their exact Beta means and HDIs; ECEs always
     come from the draws.
 
+    Parameters
+    ----------
+    posterior, counts, prior, data_summary, engine, inference, ci_prob, idata, diagnostics, options, model
+        As for :class:`~pbassess.results.AssessmentResult`. Results are built by the assessment
+        functions and by :func:`pbassess.load_result`; there is seldom a reason to construct one.
+
     Examples
     --------
     >>> from pbassess import Predictions

@@ -28,6 +28,12 @@ class ComparisonResult(AssessmentResult):
     group comparison and the paired Dirichlet-categorical of a model comparison
     (:func:`pbassess.compare_models`; ``counts["joint"]`` holds each pair's joint outcomes).
 
+    Parameters
+    ----------
+    posterior, counts, prior, data_summary, engine, inference, ci_prob, idata, diagnostics, options, model
+        As for :class:`~pbassess.results.AssessmentResult`. Results are built by the assessment
+        functions and by :func:`pbassess.load_result`; there is seldom a reason to construct one.
+
     Examples
     --------
     >>> from pbassess import Predictions

@@ -22,6 +22,12 @@ class CostResult(AssessmentResult):
     expected cost are exact for the conjugate engine; HDIs and P(highest) come from the draws.
     Predicted classes with neither labeled nor pool items cannot be the highest.
 
+    Parameters
+    ----------
+    posterior, counts, prior, data_summary, engine, inference, ci_prob, idata, diagnostics, options, model
+        As for :class:`~pbassess.results.AssessmentResult`. Results are built by the assessment
+        functions and by :func:`pbassess.load_result`; there is seldom a reason to construct one.
+
     Examples
     --------
     >>> from pbassess import Predictions

@@ -96,6 +96,12 @@ class HierarchicalResult(_HierarchicalBase):
     ``accuracy`` (environment[, class]), ``population_mean``, ``population_sd`` and
     ``new_environment`` (scalars per draw) and the model's hyperparameters.
 
+    Parameters
+    ----------
+    posterior, counts, prior, data_summary, engine, inference, ci_prob, idata, diagnostics, options, model
+        As for :class:`~pbassess.results.AssessmentResult`. Results are built by the assessment
+        functions and by :func:`pbassess.load_result`; there is seldom a reason to construct one.
+
     Examples
     --------
     >>> from pbassess.data.examples import three_site_pool
@@ -244,6 +250,12 @@ class HierarchicalCalibrationResult(_HierarchicalBase):
 
     Posterior variables: ``bin_accuracy`` (environment, bin), ``reliability`` (bin: the
     population curve), ``ece`` (environment), ``sigma``.
+
+    Parameters
+    ----------
+    posterior, counts, prior, data_summary, engine, inference, ci_prob, idata, diagnostics, options, model
+        As for :class:`~pbassess.results.AssessmentResult`. Results are built by the assessment
+        functions and by :func:`pbassess.load_result`; there is seldom a reason to construct one.
 
     Examples
     --------

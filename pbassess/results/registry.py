@@ -56,6 +56,13 @@ def register_result_class(metric: str, target: str) -> None:
     Subclasses of :class:`~pbassess.results.AssessmentResult` register themselves when defined;
     this names a class without importing it (an outside package's class, say).
 
+    Parameters
+    ----------
+    metric : str
+        The metric name a saved result carries (e.g. ``"accuracy"``).
+    target : str
+        The class as ``"package.module:ClassName"``; imported only when a result is loaded.
+
     Examples
     --------
     >>> register_result_class("my-metric", "pbassess.results.accuracy:AccuracyResult")
@@ -113,6 +120,18 @@ def result_class(metric: str, fallback: str | None = None) -> type:
 
     The saved class (``fallback``) wins when it still has that metric, so a subclass that
     inherits its parent's metric loads as itself.
+
+    Parameters
+    ----------
+    metric : str
+        The metric name a saved result carries.
+    fallback : str, optional
+        The saved class as ``"module:Class"``.
+
+    Returns
+    -------
+    type
+        A subclass of :class:`~pbassess.results.AssessmentResult`.
 
     Examples
     --------

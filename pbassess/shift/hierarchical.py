@@ -57,7 +57,7 @@ def _fit_trend(spec: Any, *, trend: str, seed: Any, sample_kwargs: Mapping[str, 
 
 def fit_accuracy_trend(correct: Any, n: Any, intensity: Any = None, *, seed: Any = None,
                        sample_kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Fit :func:`accuracy_trend_model` by NUTS (through :func:`pbassess.inference.fit`); summarise the trend.
+    r"""Fit :func:`accuracy_trend_model` by NUTS (through :func:`pbassess.inference.fit`); summarise the trend.
 
     Parameters
     ----------
@@ -76,6 +76,23 @@ def fit_accuracy_trend(correct: Any, n: Any, intensity: Any = None, *, seed: Any
         ``idata`` (DataTree), ``theta`` (draws, L), ``p_decreasing`` (P(beta < 0)),
         ``diagnostics`` (:func:`pbassess.inference.diagnostics`) and ``result``
         (:class:`~pbassess.results.hierarchical.ShiftTrendResult`).
+
+    Notes
+    -----
+    Level :math:`l` (intensity :math:`x_l`, standardised to :math:`\tilde x_l`) has :math:`y_l`
+    correct of :math:`n_l` labeled items:
+
+    .. math::
+
+       \operatorname{logit} \theta_l = \alpha + \beta \tilde x_l + \sigma z_l, \qquad
+       y_l \mid \theta_l \sim \mathrm{Binomial}(n_l, \theta_l),
+
+       \alpha \sim \mathcal{N}(\operatorname{logit} \bar y, 1.5^2), \quad
+       \beta \sim \mathcal{N}(0, 1), \quad \sigma \sim \mathrm{HalfNormal}(0.5), \quad
+       z_l \sim \mathcal{N}(0, 1),
+
+    with :math:`\bar y = (\sum_l y_l + 1) / (\sum_l n_l + 2)`; ``p_decreasing`` is
+    :math:`P(\beta < 0 \mid y)`.
 
     Examples
     --------
@@ -111,6 +128,21 @@ def fit_table_trend(ds: Any, model: str, *, seed: Any = None, sample_kwargs: dic
 
     The levels must be numbers (e.g. ``by="intensity"``); levels without labels are skipped.
     Returns the dict of :func:`fit_accuracy_trend` plus ``levels``.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset or ShiftTableResult
+        A :func:`shift_table` with numeric levels.
+    model : str
+        The model whose levels are fitted.
+    seed : int or numpy.random.Generator, optional
+    sample_kwargs : dict, optional
+        :func:`pymc.sample` options.
+
+    Returns
+    -------
+    dict
+        What :func:`fit_accuracy_trend` returns, plus ``levels``.
 
     Examples
     --------

@@ -82,6 +82,16 @@ def _check(probs: Any, labels: Any = None) -> tuple[np.ndarray, np.ndarray | Non
 def soften_probabilities(probs: Any, epsilon: float = SOFTEN_EPSILON) -> np.ndarray:
     """``(1 - epsilon) * probs + epsilon / K``, as ``metrics_lib.soften_probabilities``.
 
+    Parameters
+    ----------
+    probs : array_like, shape (N, K)
+        Probability vectors.
+    epsilon : float
+
+    Returns
+    -------
+    ndarray, shape (N, K)
+
     Examples
     --------
     >>> soften_probabilities([[1.0, 0.0]], epsilon=0.1).round(6).tolist()
@@ -94,6 +104,17 @@ def soften_probabilities(probs: Any, epsilon: float = SOFTEN_EPSILON) -> np.ndar
 def predictive_entropy(probs: Any, epsilon: float = SOFTEN_EPSILON) -> np.ndarray:
     """Entropy ``-sum_k p_k log p_k`` (nats) of each softened probability vector.
 
+    Parameters
+    ----------
+    probs : array_like, shape (N, K)
+        Probability vectors.
+    epsilon : float
+        Softening ``(1 - epsilon) p + epsilon / K`` applied first (:func:`soften_probabilities`).
+
+    Returns
+    -------
+    ndarray, shape (N,)
+
     Examples
     --------
     >>> predictive_entropy([[0.5, 0.5], [1.0, 0.0]]).round(4).tolist()
@@ -105,6 +126,15 @@ def predictive_entropy(probs: Any, epsilon: float = SOFTEN_EPSILON) -> np.ndarra
 
 def per_item_stats(probs: Any, labels: Any, epsilon: float = SOFTEN_EPSILON) -> dict[str, np.ndarray]:
     """Per-item statistics whose means are the shift metrics.
+
+    Parameters
+    ----------
+    probs : array_like, shape (N, K)
+        Probability vectors.
+    labels : array_like of int, shape (N,)
+        True class indices.
+    epsilon : float
+        Softening ``(1 - epsilon) p + epsilon / K`` applied first (:func:`soften_probabilities`).
 
     Returns
     -------
@@ -134,6 +164,19 @@ def per_item_stats(probs: Any, labels: Any, epsilon: float = SOFTEN_EPSILON) -> 
 def negative_log_likelihood(probs: Any, labels: Any, epsilon: float = SOFTEN_EPSILON) -> float:
     """Mean NLL of the softened probabilities of the labels.
 
+    Parameters
+    ----------
+    probs : array_like, shape (N, K)
+        Probability vectors.
+    labels : array_like of int, shape (N,)
+        True class indices.
+    epsilon : float
+        Softening ``(1 - epsilon) p + epsilon / K`` applied first (:func:`soften_probabilities`).
+
+    Returns
+    -------
+    float
+
     Examples
     --------
     >>> round(negative_log_likelihood([[0.5, 0.5], [0.9, 0.1]], [0, 0]), 4)
@@ -150,6 +193,10 @@ def brier_score(probs: Any, labels: Any, *, minus_one: bool = False) -> float:
     minus_one : bool, default False
         Report ``mean(sum_k p_k^2 - 2 p_y)``, the score minus 1, as the paper's code does.
 
+    Returns
+    -------
+    float
+
     Examples
     --------
     >>> brier_score([[1.0, 0.0], [0.5, 0.5]], [0, 0]), brier_score([[1.0, 0.0]], [0], minus_one=True)
@@ -164,6 +211,19 @@ def brier_decomposition(probs: Any, labels: Any) -> dict[str, float]:
 
     See the module docstring for the terms. ``uncertainty_minus_one`` is the uncertainty as
     the paper's code reports it (``-sum pbar^2``).
+
+    Parameters
+    ----------
+    probs : array_like, shape (N, K)
+        Probability vectors.
+    labels : array_like of int, shape (N,)
+        True class indices.
+
+    Returns
+    -------
+    dict of str to float
+        ``brier``, ``reliability``, ``resolution``, ``uncertainty``, ``cross`` and
+        ``uncertainty_minus_one``.
 
     Examples
     --------
@@ -202,6 +262,14 @@ def accuracy_vs_confidence(confidence: Any, correct: Any, thresholds: Any = CONF
                            ) -> tuple[np.ndarray, np.ndarray]:
     """Accuracy and count of the items with confidence ``>= t`` for each threshold t.
 
+    Parameters
+    ----------
+    confidence : array_like, shape (N,)
+        Top-1 probabilities.
+    correct : array_like of bool, shape (N,)
+    thresholds : array_like, shape (T,)
+        Confidence thresholds.
+
     Returns
     -------
     accuracy, count : ndarray, shape (T,)
@@ -230,6 +298,17 @@ def ood_auroc(score_in: Any, score_out: Any) -> float:
     The Mann-Whitney probability ``P(score_in > score_out) + P(tie) / 2`` (equal to
     ``sklearn.metrics.roc_auc_score`` with in-distribution items as positives). Pass the
     confidence, or the negated entropy.
+
+    Parameters
+    ----------
+    score_in : array_like
+        Scores of the in-distribution items.
+    score_out : array_like
+        Scores of the OOD items.
+
+    Returns
+    -------
+    float
 
     Examples
     --------

@@ -63,6 +63,17 @@ def bayesian_bootstrap_mean(values: Any, n_draws: int, seed: Any = None) -> np.n
     variance), the closed form the tests check. ``values`` of shape (N, S) gives draws of S
     means under the same weights, shape (n_draws, S) (joint draws of e.g. NLL and Brier).
 
+    Parameters
+    ----------
+    values : array_like, shape (N,) or (N, S)
+        Per-item values.
+    n_draws : int
+    seed : int or numpy.random.Generator, optional
+
+    Returns
+    -------
+    ndarray, shape (n_draws,) or (n_draws, S)
+
     Examples
     --------
     >>> d = bayesian_bootstrap_mean([0.0, 1.0], 40000, seed=1)

@@ -38,6 +38,15 @@ def table_of(ds: Any) -> Any:
 def shift_records(ds) -> list[dict[str, Any]]:
     """One JSON-able dict per (level, model), the output of ``pbassess shift --json``.
 
+    Parameters
+    ----------
+    ds : xarray.Dataset or ShiftTableResult
+        A :func:`shift_table`.
+
+    Returns
+    -------
+    list of dict
+
     Examples
     --------
     >>> from pbassess import Predictions

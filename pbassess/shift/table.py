@@ -52,6 +52,17 @@ def find_ood(preds, ood: Any = "auto") -> tuple[str, str] | None:
     ``"auto"`` picks the first attribute column holding the value ``"ood"``; ``None`` or
     ``"none"`` means no OOD set.
 
+    Parameters
+    ----------
+    preds : Predictions
+    ood : str, (str, str) or None
+        ``"column=value"``, ``(column, value)``, ``"auto"``, or ``None`` / ``"none"``.
+
+    Returns
+    -------
+    (str, str) or None
+        The OOD column and value, or ``None`` when there is no OOD set.
+
     Examples
     --------
     >>> from pbassess import Predictions
@@ -84,6 +95,19 @@ def split_models(preds, model_column: str | None = "auto", models: Any = None) -
 
     ``model_column="auto"`` uses ``method`` or ``model`` when such an attribute column exists;
     ``models`` keeps (and orders) a subset of the names.
+
+    Parameters
+    ----------
+    preds : Predictions or dict of str to Predictions
+    model_column : str or None
+        The attribute column naming each item's model; ``"auto"``: ``method`` or ``model`` when
+        present; ``None``: one model.
+    models : sequence of str, optional
+        The models to keep, in this order.
+
+    Returns
+    -------
+    dict of str to Predictions
 
     Examples
     --------
@@ -370,6 +394,15 @@ def worsening(ds, metric: str = "ece", *, levels: Any = None) -> Any:
     """P(metric worsens from each level to the next) and P(monotone), per model.
 
     Uses the joint posterior draws in ``ds`` (levels are independent a posteriori).
+
+    Parameters
+    ----------
+    ds : xarray.Dataset or ShiftTableResult
+        A :func:`shift_table` computed with posterior draws.
+    metric : str
+        A metric with draws in the table (``ece``, ``accuracy``, ...).
+    levels : sequence, optional
+        The levels to compare, in order (default all).
 
     Returns
     -------

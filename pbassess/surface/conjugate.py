@@ -32,6 +32,15 @@ __all__ = ["BETA_I_LAMBDA", "beta_i_posterior", "beta_mixture_summary", "cpredic
 def cpredictor_posterior(arms: ArmCounts) -> tuple[np.ndarray, np.ndarray]:
     """Beta parameters of CPredictor: the global Beta(1 + correct, 1 + wrong) for every arm.
 
+    Parameters
+    ----------
+    arms : ArmCounts
+
+    Returns
+    -------
+    alpha, beta : ndarray, shape (A,)
+        The global posterior Beta parameters, repeated for every arm.
+
     Examples
     --------
     >>> a, b = cpredictor_posterior(ArmCounts.from_arrays([3, 1], [2, 1]))
@@ -45,6 +54,19 @@ def cpredictor_posterior(arms: ArmCounts) -> tuple[np.ndarray, np.ndarray]:
 def beta_i_posterior(arms: ArmCounts, lam: float = BETA_I_LAMBDA,
                      prior_accuracy: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Beta parameters of Beta-I: correct + lam * p0, wrong + lam * (1 - p0), p0 = global accuracy.
+
+    Parameters
+    ----------
+    arms : ArmCounts
+    lam : float
+        Prior strength.
+    prior_accuracy : float, optional
+        ``p0`` (default the global accuracy of the labeled items).
+
+    Returns
+    -------
+    alpha, beta : ndarray, shape (A,)
+        Posterior Beta parameters of each arm.
 
     Examples
     --------

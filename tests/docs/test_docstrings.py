@@ -1,8 +1,10 @@
-"""Every public function and class (every module's ``__all__``) has a numpydoc docstring with a runnable example.
+"""Every function and class a module exports (every module's ``__all__``) has a numpydoc docstring with a runnable example.
 
-"Public" means named in the ``__all__`` of ``pbassess`` or of any of its modules (``_private`` ones
-and the CLI aside), the names the docs site gives a page (``docs/_ext/pbdocs_api.py``). An
-example whose every ``>>>`` line is a comment runs nothing and does not count. Gaps that are
+This is wider than the published API: it covers the ``__all__`` of ``pbassess`` and of every
+module inside it (``_private`` ones and the CLI aside), not only the public subpackages whose
+names get a page (``docs/_ext/pbdocs_api.py``; ``test_api_reference.py`` checks those pages'
+Parameters, Returns and Examples). An example whose every ``>>>`` line is a comment runs nothing
+and does not count. Gaps that are
 known and owned by someone else are listed in ``KNOWN_GAPS`` as strict xfails: fixing one makes
 its xfail fail, so the list can only shrink.
 """

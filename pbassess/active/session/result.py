@@ -115,6 +115,12 @@ class SessionPosterior(AssessmentResult):
     ``answer`` and ``probability``. Accuracy HDIs are exact (Beta); ECE and cost HDIs come
     from the draws.
 
+    Parameters
+    ----------
+    posterior, counts, prior, data_summary, engine, inference, ci_prob, idata, diagnostics, options, model
+        As for :class:`~pbassess.results.AssessmentResult`. Results are built by the assessment
+        functions and by :func:`pbassess.load_result`; there is seldom a reason to construct one.
+
     Examples
     --------
     >>> import tempfile, pathlib
