@@ -29,6 +29,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pbassess._atomic import atomic_path, atomic_write_bytes
+
 __all__ = ["FIGURES", "as_figure", "markdown_table", "save_figures", "save_result", "write_report"]
 
 #: Figures written for each metric: (file stem, plotting module, function). The first is the
@@ -122,8 +124,11 @@ def save_figures(result: Any, out_dir: str | os.PathLike, *, prefix: str = "", d
         func = getattr(importlib.import_module(module_name), func_name)
         fig = as_figure(func(result))
         path = out / f"{prefix}{stem}.png"
-        fig.savefig(path, dpi=dpi, bbox_inches="tight")
-        plt.close(fig)
+        try:
+            with atomic_path(path) as tmp:
+                fig.savefig(tmp, dpi=dpi, bbox_inches="tight")
+        finally:
+            plt.close(fig)
         written.append(path)
     return written
 
@@ -275,7 +280,5 @@ def write_report(
             parts += [f"Posterior draws: [`{rel}`]({rel}) "
                       f"(`pbassess.results.AssessmentResult.load(\"{rel}\")`).", ""]
     path = out / filename
-    tmp = out / f".{filename}.tmp"
-    tmp.write_text("\n".join(parts).rstrip() + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write_bytes(path, "\n".join(parts).rstrip() + "\n")
     return path

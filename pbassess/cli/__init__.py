@@ -9,6 +9,13 @@ missing argument or an invalid choice prints the subcommand's usage and one line
 ``--json`` output is one JSON object on stdout; ``--strict`` exits with status 3 when a fit
 fails its diagnostics.
 
+Faults (issue 23): a closed standard output is refused before anything runs; a write the system
+refuses (full disk, ``ulimit -f``, a read-only or missing folder, standard output on ``/dev/full``)
+and running out of memory print one line and exit 2 (``SIGXFSZ`` is ignored, so a file-size limit
+is an ``OSError``, never a kill or a crash). Files are written atomically (:mod:`pbassess._atomic`)
+and sizes are checked before allocating (:func:`pbassess.inference.check_memory`, naming the option
+to change).
+
 Adding a subcommand: write its module (see :mod:`pbassess.cli.options`), add the module to
 :data:`SUBCOMMAND_MODULES`, its command name to a task of :data:`COMMAND_GROUPS` and its line of
 ``pbassess --help`` to :data:`COMMAND_HELP` (a test checks that the line equals the parser's).
@@ -24,6 +31,7 @@ import argparse
 import contextlib
 import importlib
 import sys
+from typing import Any
 
 from pbassess.cli.output import emit_json
 from pbassess.errors import PbassessError
@@ -182,6 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     from pbassess.cli.options import BadValue
 
     argv = list(sys.argv[1:] if argv is None else argv)
+    _ignore_file_size_signal()
     parser = build_parser(_modules_for(argv))
     try:
         args, extras = parser.parse_known_args(argv)
@@ -196,6 +205,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"pbassess {args.command}: error: standard output is closed, so the result could not be written "
               "(redirect it to a file or /dev/null instead of closing it); nothing was run", file=sys.stderr)
         return 2
+    watched = _WatchedStdout.install()
     try:
         status = int(args.func(args) or 0)
     except PbassessError as exc:
@@ -209,7 +219,86 @@ def main(argv: list[str] | None = None) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:  # a write (or read) the system refused: full disk, ulimit -f, read-only folder, ...
+        return _os_error(args.command, exc, stdout_failed=watched is not None and watched.failed is exc)
+    except MemoryError:  # the size checks (pbassess.inference.memory) missed a case: still one line
+        _drop_stdout()
+        print(f"pbassess {args.command}: error: ran out of memory; use smaller options (fewer draws, bins, runs, "
+              "groups or items) or set PBASSESS_MEMORY_LIMIT to what the machine has", file=sys.stderr)
+        return 2
+    finally:
+        if watched is not None:
+            watched.uninstall()
     return _flushed(args.command, status)
+
+
+class _WatchedStdout:
+    """``sys.stdout`` that remembers the ``OSError`` a write to it raised (to tell it from a file's)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self.failed: OSError | None = None
+
+    @classmethod
+    def install(cls) -> _WatchedStdout | None:
+        if sys.stdout is None:
+            return None
+        watched = cls(sys.stdout)
+        sys.stdout = watched
+        return watched
+
+    def uninstall(self) -> None:
+        if sys.stdout is self:
+            sys.stdout = self._stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except OSError as exc:
+            self.failed = exc
+            raise
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as exc:
+            self.failed = exc
+            raise
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _ignore_file_size_signal() -> None:
+    """Make a write past ``ulimit -f`` raise ``OSError`` (EFBIG), reported in one line, instead of killing the process."""
+    import signal
+    import threading
+
+    if hasattr(signal, "SIGXFSZ") and threading.current_thread() is threading.main_thread():
+        with contextlib.suppress(OSError, ValueError):
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+
+def _drop_stdout() -> None:
+    """Discard what is still buffered for standard output (so that exiting does not fail on it again)."""
+    import os
+
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def _os_error(command: str, exc: OSError, *, stdout_failed: bool) -> int:
+    """One line for an ``OSError`` out of a command (status 2): standard output, or the file, that failed."""
+    from pbassess._atomic import os_failure
+
+    if stdout_failed:
+        message = f"could not write the result to standard output: {os_failure(exc)}"
+    else:
+        message = f"could not write or read a file: {os_failure(exc)}"
+    if stdout_failed:
+        _drop_stdout()
+    print(f"pbassess {command}: error: {message}", file=sys.stderr)
+    return 2
 
 
 def _flushed(command: str, status: int) -> int:
@@ -223,7 +312,9 @@ def _flushed(command: str, status: int) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return status
     except OSError as exc:
-        print(f"pbassess {command}: error: could not write the result to standard output: {exc.strerror or exc}",
+        from pbassess._atomic import os_failure
+
+        print(f"pbassess {command}: error: could not write the result to standard output: {os_failure(exc)}",
               file=sys.stderr)
         with contextlib.suppress(OSError, ValueError):  # drop the unwritten rest so that the exit does not fail again
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -28,7 +28,7 @@ import numpy as np
 from pbassess.cli import options as opt
 from pbassess.cli.loading import LAZY_SUFFIXES, load_predictions  # noqa: F401  (public here too)
 from pbassess.constants import DEFAULT_BINS, DEFAULT_DRAWS, DEFAULT_PSEUDOCOUNT
-from pbassess.errors import ConfigError
+from pbassess.errors import ConfigError, PbassessError
 
 __all__ = ["METRICS", "assess_predictions", "load_predictions", "read_cost_matrix", "register", "run"]
 
@@ -207,10 +207,16 @@ def run(args: argparse.Namespace) -> int:
             by=opts["by"], ci_prob=opts["ci_prob"], sample_kwargs=opts.get("sample_kwargs"),
         )
     if args.out is not None:
-        out = Path(args.out)
-        files = save_result(result, out)
-        write_report({result.metric: result}, out, saved={result.metric: files}, title=f"pbassess assess: {name}",
-                     intro=f"Seed {opts['seed']}.")
+        from pbassess._atomic import os_failure
+        from pbassess.cli.output import prepare_out_dir
+
+        out = prepare_out_dir(args.out)
+        try:
+            files = save_result(result, out)
+            write_report({result.metric: result}, out, saved={result.metric: files},
+                         title=f"pbassess assess: {name}", intro=f"Seed {opts['seed']}.")
+        except OSError as exc:
+            raise PbassessError(f"could not write --out {out}: {os_failure(exc)}") from None
 
     opt.save_outputs(result, argparse.Namespace(out=None, plot=args.plot), result.metric)  # --plot FILE
 

@@ -9,13 +9,16 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
+from pbassess._atomic import atomic_path, atomic_write_bytes, os_failure
 from pbassess.errors import ConfigError, PbassessError
 
-__all__ = ["STRICT_EXIT", "diagnostics_message", "emit_json", "finish", "finish_diagnostics", "save_outputs"]
+__all__ = ["STRICT_EXIT", "diagnostics_message", "emit_json", "finish", "finish_diagnostics", "prepare_out_dir",
+           "save_outputs"]
 
 
 def emit_json(obj: Any) -> None:
@@ -112,9 +115,34 @@ def _write_report(out: Path, title: str, sentence: str, table: Any, seed: Any, f
         except Exception:  # noqa: BLE001 - a report without the table is still a report
             lines += ["```", table.to_string(), "```", ""]
     lines += [f"![{f.stem}]({f.name})" for f in files if f.suffix == ".png"]
-    path = out / "report.md"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
+    return atomic_write_bytes(out / "report.md", "\n".join(lines) + "\n")
+
+
+def prepare_out_dir(path: str | os.PathLike, option: str = "--out") -> Path:
+    """The folder ``path`` of ``option``, created when missing, or one line saying why it cannot be written to.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> prepare_out_dir(folder / "new").is_dir()
+    True
+    >>> _ = (folder / "file").write_text("x")
+    >>> prepare_out_dir(folder / "file")
+    Traceback (most recent call last):
+    ...
+    pbassess.errors.ConfigError: --out .../file is a file, not a folder: give a new or an existing folder
+    """
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"{option} {out} is a file, not a folder: give a new or an existing folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise PbassessError(f"{option} {out}: could not create the folder: {os_failure(exc)}") from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise PbassessError(f"{option} {out}: the folder is not writable: choose a folder you may write to")
+    return out
 
 
 def save_outputs(result: Any, args: argparse.Namespace, name: str, *, payload: Any = None,
@@ -131,8 +159,7 @@ def save_outputs(result: Any, args: argparse.Namespace, name: str, *, payload: A
     failed: PbassessError | None = None
     try:
         if out_dir:
-            out = Path(out_dir)
-            out.mkdir(parents=True, exist_ok=True)
+            out = prepare_out_dir(out_dir)
             if hasattr(result, "save"):
                 try:
                     written["netcdf"] = Path(result.save(out / f"{name}.nc") or out / f"{name}.nc")
@@ -142,13 +169,17 @@ def save_outputs(result: Any, args: argparse.Namespace, name: str, *, payload: A
                     failed = PbassessError(f"could not save the {type(result).__name__} to {out / f'{name}.nc'}: "
                                            f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}")
             elif hasattr(result, "to_netcdf"):
-                result.to_netcdf(out / f"{name}.nc")
-                written["netcdf"] = out / f"{name}.nc"
+                view = result.to_netcdf(engine="h5netcdf")  # a memoryview of an in-memory file
+                try:
+                    data = view.tobytes()
+                finally:
+                    view.release()
+                written["netcdf"] = atomic_write_bytes(out / f"{name}.nc", data)
             if payload is not None:
                 from pbassess._json import to_jsonable
 
-                (out / f"{name}.json").write_text(json.dumps(to_jsonable(payload), allow_nan=False) + "\n")
-                written["json"] = out / f"{name}.json"
+                written["json"] = atomic_write_bytes(out / f"{name}.json",
+                                                     json.dumps(to_jsonable(payload), allow_nan=False) + "\n")
             try:
                 figure = _figure(result)
             except NotImplementedError:  # a result without a figure
@@ -173,8 +204,7 @@ def save_outputs(result: Any, args: argparse.Namespace, name: str, *, payload: A
                 raise ConfigError(f"--plot: this command's result has no figure ({type(result).__name__})")
             written["figures"].append(_savefig(figure, Path(plot)))
     except OSError as exc:
-        reason = exc.strerror or " ".join(str(exc).split())
-        raise PbassessError(f"could not write {out_dir or plot}: {reason}") from None
+        raise PbassessError(f"could not write {out_dir or plot}: {os_failure(exc)}") from None
     if failed is not None:
         raise failed
     return written
@@ -197,7 +227,8 @@ def _savefig(figure: Any, path: Path) -> Path:
     import matplotlib.pyplot as plt
 
     try:
-        figure.savefig(path, dpi=120, bbox_inches="tight")
+        with atomic_path(path) as tmp:
+            figure.savefig(tmp, dpi=120, bbox_inches="tight", format=path.suffix.lstrip(".") or "png")
     finally:
         plt.close(figure)
     return path

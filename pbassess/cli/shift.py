@@ -137,6 +137,11 @@ def run(args: argparse.Namespace) -> int:
 
     bins = _number(args.bins, "--bins", int, DEFAULT_BINS, 1)
     draws = DEFAULT_N_DRAWS if args.draws is None else args.draws
+    from pbassess.inference.memory import check_memory
+
+    # per (level, model): 4 metrics x draws, the ECE's draws x bins, the bins' sums (checked before reading the data)
+    check_memory(8.0 * draws * (4 * bins + 16) + 48.0 * bins, f"shift metrics with --draws {draws:,} and --bins {bins:,}",
+                 "use a smaller --draws (or --bins)")
     ci_prob = opt.ci_prob_value(args)
     seed = opt.seed_value(args)
     models = [m.strip() for m in args.models.split(",") if m.strip()] if args.models else None

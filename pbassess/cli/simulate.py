@@ -166,20 +166,23 @@ def _write_outputs(result, out: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from pbassess._atomic import atomic_path, atomic_write_bytes, os_failure
     from pbassess.active.experiment import labels_to_mrr_table
+    from pbassess.cli.output import prepare_out_dir
     from pbassess.report import markdown_table
 
+    out = prepare_out_dir(out)
     try:
-        out.mkdir(parents=True, exist_ok=True)
         result.save(out / "simulation.nc")
-        (out / "report.md").write_text(f"# pbassess simulate\n\n{result.sentence()}\n\n"
-                                       f"{markdown_table(result.summary())}\n\n![active](active.png)\n")
-        labels_to_mrr_table(result).to_dataframe().reset_index().to_csv(out / "labels_to_mrr.csv", index=False)
+        atomic_write_bytes(out / "report.md", f"# pbassess simulate\n\n{result.sentence()}\n\n"
+                                              f"{markdown_table(result.summary())}\n\n![active](active.png)\n")
+        atomic_write_bytes(out / "labels_to_mrr.csv",
+                           labels_to_mrr_table(result).to_dataframe().reset_index().to_csv(index=False))
         fig = result.plot()
         try:
-            fig.savefig(out / "active.png", dpi=120)
+            with atomic_path(out / "active.png") as tmp:
+                fig.savefig(tmp, dpi=120)
         finally:
             plt.close(fig)
     except OSError as exc:
-        reason = exc.strerror or " ".join(str(exc).split())
-        raise PbassessError(f"--out: could not write to {out}: {reason}") from None
+        raise PbassessError(f"--out: could not write to {out}: {os_failure(exc)}") from None

@@ -81,6 +81,24 @@ def parse_estimator(name: str) -> tuple[str | None, dict[str, Any]]:
 class SurfaceCell:
     """One estimator fitted on ``budget`` random labels of a pool (see the module docstring).
 
+    Parameters
+    ----------
+    dataset : str
+        A registered prediction set.
+    attributes : tuple of str
+        The attribute columns defining the arms.
+    estimator : str
+        A surface estimator (``+conf``: with the confidence covariate).
+    budget : int
+        Labels kept (the others are hidden).
+    seed : int
+    draws, tune, chains : int
+        NUTS settings.
+    min_support : float
+        Arms scored: at least this many pool items.
+    kind : str
+        Always ``"surface"``.
+
     Examples
     --------
     >>> c = SurfaceCell("acs-employment", ("SEX", "DIS"), "additive+conf", budget=500)
@@ -133,6 +151,7 @@ def surface_cells(table: dict[str, Any], index: int) -> list[SurfaceCell]:
     for s in expand_table(table, index, _LIST_KEYS, _SCALAR_KEYS, {"seeds": [0]},
                           ("datasets", "attributes", "estimators", "budgets")):
         parse_estimator(str(s["estimator"]))
+        _synthetic_sizes(str(s["dataset"]))  # a synthetic pool too large for memory is refused before any cell runs
         cells.append(SurfaceCell(
             dataset=str(s["dataset"]), attributes=s["attributes"], estimator=str(s["estimator"]),
             budget=positive_int(s["budget"], "budgets", index), seed=positive_int(s["seed"], "seeds", index, True),
@@ -141,19 +160,47 @@ def surface_cells(table: dict[str, Any], index: int) -> list[SurfaceCell]:
     return cells
 
 
+def _synthetic_sizes(dataset: str) -> tuple[int, int, int] | None:
+    """``(N, K, SEED)`` of ``synthetic-surface:N:K:SEED`` (None for another data set), checked to fit in memory.
+
+    Examples
+    --------
+    >>> _synthetic_sizes("synthetic-surface:2000:3:0"), _synthetic_sizes("acs-employment")
+    ((2000, 3, 0), None)
+    >>> _synthetic_sizes("synthetic-surface:100000000:12:0")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    pbassess.errors.ConfigError: data set 'synthetic-surface:100000000:12:0' (100,000,000 items, 12 attributes) needs about ... GiB (limit ...): use fewer items N ...
+    """
+    if not (dataset.startswith(SYNTHETIC + ":") or dataset == SYNTHETIC):
+        return None
+    from pbassess.inference.memory import check_memory
+
+    parts = dataset.split(":")[1:]
+    try:
+        if len(parts) > 3:
+            raise ValueError
+        n_items, n_attributes, seed = (int(x) for x in [*parts, *["20000", "8", "0"][len(parts):]])
+    except ValueError:
+        raise ConfigError(f"data set {dataset!r}: expected {SYNTHETIC}:N:K:SEED with integers") from None
+    if n_items < 1 or n_attributes < 1 or n_attributes > 40:
+        raise ConfigError(f"data set {dataset!r}: N must be at least 1 and K between 1 and 40")
+    # per item: K latent normals, K int64 attributes and their group copies, ~15 float columns, an id string;
+    # per arm (2^K): its attribute values and accuracy
+    need = n_items * (24.0 * n_attributes + 200.0) + (2.0**n_attributes) * (n_attributes + 4) * 8.0
+    check_memory(need, f"data set {dataset!r} ({n_items:,} items, {n_attributes} attributes)",
+                 f"use fewer items N or attributes K in {SYNTHETIC}:N:K:SEED")
+    return n_items, n_attributes, seed
+
+
 @functools.lru_cache(maxsize=4)
 def _pool(dataset: str):
     """A registered data set, a file, or ``synthetic-surface:N:K:SEED`` (N items, K binary attributes a0..)."""
-    if dataset.startswith(SYNTHETIC + ":") or dataset == SYNTHETIC:
+    sizes = _synthetic_sizes(dataset)
+    if sizes is not None:
         from pbassess.surface.synthetic import synthetic_surface
 
-        parts = dataset.split(":")[1:]
-        try:
-            if len(parts) > 3:
-                raise ValueError
-            n_items, n_attributes, seed = (int(x) for x in [*parts, *["20000", "8", "0"][len(parts):]])
-        except ValueError:
-            raise ConfigError(f"data set {dataset!r}: expected {SYNTHETIC}:N:K:SEED with integers") from None
+        n_items, n_attributes, seed = sizes
         return synthetic_surface(n_items, n_attributes, seed=seed).preds
     from pbassess.grid.cells import load_dataset
 
@@ -224,6 +271,16 @@ def merge_surface_cells(results: dict[str, xr.Dataset]) -> xr.Dataset:
     ``arm_pool`` (NaN-padded to the largest arm count when cells differ in their arms). The
     settings (dataset, attributes joined by ``,``, estimator, budget, seed, draws, tune, chains)
     are coordinates on ``cell``.
+
+    Parameters
+    ----------
+    results : dict of str to xarray.Dataset
+        Finished cells by key.
+
+    Returns
+    -------
+    xarray.Dataset
+        With a ``cell`` dimension.
 
     Examples
     --------

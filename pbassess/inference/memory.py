@@ -4,7 +4,7 @@ Posterior draws are dense float64 arrays (``draws x regions x 8`` bytes), and a 
 multiply that: many calibration bins, many classes for classwise calibration or a cost matrix
 (K x K), many draws. :func:`check_memory` compares an estimate with the limit
 (:func:`memory_limit`: ``PBASSESS_MEMORY_LIMIT`` in bytes or with a unit such as ``8GiB``;
-default 2 GiB) and raises :class:`~pbassess.errors.ConfigError` naming what to change.
+default 2 GiB, or less when ``ulimit -v`` leaves the process less address space) and raises :class:`~pbassess.errors.ConfigError` naming what to change.
 """
 
 from __future__ import annotations
@@ -30,6 +30,14 @@ _UNITS = {"": 1, "b": 1, "k": 1e3, "kb": 1e3, "kib": 1024, "m": 1e6, "mb": 1e6, 
 def format_bytes(n_bytes: float) -> str:
     """``3.2 GiB``-style text.
 
+    Parameters
+    ----------
+    n_bytes : float
+
+    Returns
+    -------
+    str
+
     Examples
     --------
     >>> format_bytes(3 * 1024**3), format_bytes(2048)
@@ -44,7 +52,11 @@ def format_bytes(n_bytes: float) -> str:
 
 
 def memory_limit() -> int:
-    """The memory budget in bytes (``PBASSESS_MEMORY_LIMIT``, default 2 GiB).
+    """The memory budget in bytes (``PBASSESS_MEMORY_LIMIT``; default 2 GiB, or what ``ulimit -v`` leaves if less).
+
+    Returns
+    -------
+    int
 
     Examples
     --------
@@ -61,15 +73,46 @@ def memory_limit() -> int:
     """
     raw = os.environ.get("PBASSESS_MEMORY_LIMIT", "").strip().lower().replace(" ", "")
     if not raw:
-        return DEFAULT_MEMORY_LIMIT
+        return min(DEFAULT_MEMORY_LIMIT, _address_space_left())
     match = re.fullmatch(r"([0-9.]+)([a-z]*)", raw)
     if not match or match.group(2) not in _UNITS:
         raise ConfigError(f"PBASSESS_MEMORY_LIMIT must be a size like 4GiB or 4000000000, got {raw!r}")
     return int(float(match.group(1)) * _UNITS[match.group(2)])
 
 
+def _address_space_left() -> int:
+    """What the process may still map under ``ulimit -v`` (``RLIMIT_AS``); a huge number without a limit."""
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    except (ImportError, OSError, ValueError):  # pragma: no cover - platforms without resource limits
+        return 2**62
+    if soft == resource.RLIM_INFINITY or soft <= 0:
+        return 2**62
+    try:
+        with open("/proc/self/statm") as fh:
+            in_use = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):  # pragma: no cover - no /proc
+        in_use = 0
+    return max(int(soft) - in_use, 0)
+
+
 def check_count(value: Any, option: str, *, minimum: int = 1) -> int:
     """An integer option (draws, bins, ...) between ``minimum`` and ``MAX_COUNT``.
+
+    Parameters
+    ----------
+    value : int
+        The option's value.
+    option : str
+        The option's name (for the error message).
+    minimum : int
+        Smallest allowed value.
+
+    Returns
+    -------
+    int
 
     Examples
     --------
@@ -89,6 +132,15 @@ def check_count(value: Any, option: str, *, minimum: int = 1) -> int:
 
 def check_memory(n_bytes: float, what: str, advice: str) -> None:
     """Raise one line when ``what`` would need more than :func:`memory_limit` bytes.
+
+    Parameters
+    ----------
+    n_bytes : float
+        Memory the computation would need.
+    what : str
+        What would need it (for the message).
+    advice : str
+        How to need less (for the message).
 
     Examples
     --------

@@ -47,6 +47,8 @@ def write_report(result: SessionPosterior, out_dir: str | os.PathLike) -> dict[s
     """
     import matplotlib.pyplot as plt
 
+    from pbassess._atomic import atomic_path
+
     out = Path(out_dir)
     kinds = ["accuracy", "answer", "labels"] + (["metric"] if result.options["metric"] != "accuracy" else [])
     written: dict[str, Path] = {}
@@ -55,7 +57,8 @@ def write_report(result: SessionPosterior, out_dir: str | os.PathLike) -> dict[s
         for kind in kinds:
             fig = result.plot(kind=kind)
             try:
-                fig.savefig(out / f"{kind}.png", dpi=110, bbox_inches="tight")
+                with atomic_path(out / f"{kind}.png") as tmp:
+                    fig.savefig(tmp, dpi=110, bbox_inches="tight", format="png")
             finally:
                 plt.close(fig)
             written[kind] = out / f"{kind}.png"
