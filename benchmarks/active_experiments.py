@@ -29,7 +29,7 @@ def _fmt(x: float) -> str:
 
 
 def _fmt_ci(x: float, low: float, high: float) -> str:
-    """Labels to MRR with its 90% bootstrap interval over runs, e.g. ``25% (22-31)``."""
+    """Labels to MRR with its 90% interval (the band of :func:`labels_to_mrr_interval`), e.g. ``25% (22-31)``."""
     if x != x:
         return "never"
     return f"{100 * x:.0f}% ({100 * low:.0f}-{100 * high:.0f})"
@@ -56,7 +56,7 @@ def paper_grid(runs: int, ece_runs: int) -> None:
                 rows.append((data, target, m, r, cells, time.perf_counter() - t0))
                 print(f"  {data} {target} m={m}: {', '.join(f'{k} {v}' for k, v in cells.items())} "
                       f"({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
-    print("\n### The paper's experiments (labels to MRR 0.99, % of the pool, 90% bootstrap interval over runs)\n")
+    print("\n### The paper's experiments (labels to MRR 0.99, % of the pool, 90% interval from the band on the expected MRR curve)\n")
     print("| data | target | m | runs | random-item (uniform) | random-item (informed) | TS (uniform) | TS (informed) "
           "| MP-TS (uniform) | MP-TS (informed) |")
     print("|---|---|---|---|---|---|---|---|---|---|")
@@ -87,7 +87,7 @@ def push(runs: int) -> None:
         print(f"  pseudocount {pc:g} done ({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
     df = pd.concat(frames, ignore_index=True)
     df.loc[df.prior == "eb", "pseudocount"] = np.nan
-    print("\n### Push: CIFAR-100, least accurate, m = 1 (labels to MRR 0.99, % of the pool, 90% bootstrap interval)\n")
+    print("\n### Push: CIFAR-100, least accurate, m = 1 (labels to MRR 0.99, % of the pool, 90% band interval)\n")
     cols = [("eb", None)] + [(p, pc) for pc in (2.0, 10.0, 20.0, 50.0, 100.0) for p in ("uniform", "informed")]
     head = " | ".join("empirical Bayes" if p == "eb" else f"{p} pc={pc:g}" for p, pc in cols)
     print(f"| strategy | {head} |")
@@ -165,7 +165,7 @@ def cost_table(runs: int) -> None:
 
 def adaptive(runs: int) -> None:
     """TS with the adaptive informed prior (ESTIM, pbassess.active.adaptive) beside uniform TS in the
-    same NumPy loop: least accurate class, m = 1, labels to MRR 0.99 with a 90% bootstrap interval."""
+    same NumPy loop: least accurate class, m = 1, labels to MRR 0.99 with its 90% band interval."""
     from pbassess import load_data
     from pbassess.active.adaptive import simulate_adaptive
     from pbassess.active.evaluation import labels_to_mrr, labels_to_mrr_interval
