@@ -392,7 +392,10 @@ class ConfusionSpec(Spec):
     def _log_g(self, draws) -> np.ndarray:
         parts = []
         if self.n_plain:
-            parts.append(np.log(np.asarray(draws["gamma"], dtype=float)))
+            # a Gamma draw that underflowed to 0 (its category's probability is below 1e-308 of the row's) is
+            # log 0 = -inf, which the normalisation below maps back to probability 0: exact, not a fault
+            with np.errstate(divide="ignore"):
+                parts.append(np.log(np.asarray(draws["gamma"], dtype=float)))
         if self.n_plain < self.cats.alpha.size:
             a = self.cats.alpha[self.n_plain:]
             parts.append(np.log(np.asarray(draws["boost_gamma"], dtype=float))
