@@ -9,7 +9,9 @@ Brier score before and after, with posteriors:
   diagonal; every held-out item is labeled, so bin weights and scores are the held-out ones);
 - NLL and Brier: the Bayesian bootstrap (:func:`pbassess.metrics.bayesian_bootstrap`) of the
   per-item values, and of their paired differences after - before, giving
-  ``P(after < before)``.
+  ``P(after < before)``;
+- ``P(improved)`` of the ECE: paired draws of the same held-out items' accuracies evaluated in
+  the before and the after bins (:func:`paired_ece_draws`).
 
 Scoring: with full probability vectors NLL is ``-log p_y`` and Brier ``sum_j (p_j - 1[y = j])^2``
 of the whole vector (top-1 maps are put back into the vector by
@@ -32,7 +34,7 @@ from pbassess.constants import CI_PROB
 from pbassess.errors import ConfigError, DataError
 from pbassess.stats import as_generator, hdi_from_draws
 
-__all__ = ["MIN_SPLIT_ITEMS", "recalibrate", "split_labeled", "top_label_scores"]
+__all__ = ["MIN_SPLIT_ITEMS", "paired_ece_draws", "recalibrate", "split_labeled", "top_label_scores"]
 
 _CLIP = 1e-12
 
@@ -118,9 +120,74 @@ def _side(confidence, correct, nll, brier, bins, n_draws, ci_prob, rng) -> tuple
     return point, post, {"ece": ece_draws}
 
 
+def paired_ece_draws(conf_before: Any, conf_after: Any, correct: Any, bins: int = 10, *, pseudocount: float = 2.0,
+                     n_draws: int = 2000, seed: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    """Paired posterior draws of the ECE of the same items before and after a recalibration map.
+
+    Each item falls in one equal-width bin before and one after; the items sharing both bins
+    form a cell ``c`` whose accuracy has the posterior ``Beta(pc m_c + k_c, pc (1 - m_c) + n_c -
+    k_c)``, centred on the mean ``m_c`` of the cell's before and after scores (so the prior
+    favours neither map). Each draw of the cell accuracies gives both ECEs: ``ECE = (1/N) sum_b
+    |sum_{c in b} n_c theta_c - S_b|`` with ``S_b`` the summed scores of bin b (before-bins for
+    the first, after-bins for the second). Draw ``d`` of both therefore describes the same
+    items' accuracies, and ``P(after < before)`` compares the two maps on them (independent
+    before/after posteriors would add the noise of two draws of the same unknowns).
+
+    Parameters
+    ----------
+    conf_before, conf_after : array_like, shape (N,)
+        The items' confidences before and after the map.
+    correct : array_like of bool, shape (N,)
+    bins : int
+        Equal-width bins (``"left"`` convention).
+    pseudocount : float
+        Prior strength ``pc``.
+    n_draws : int
+    seed : int or numpy.random.Generator, optional
+
+    Returns
+    -------
+    (ndarray, ndarray)
+        ECE draws before and after, each shape (n_draws,).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> c = rng.uniform(0.6, 0.95, 2000); y = rng.uniform(size=2000) < c - 0.08
+    >>> before, after = paired_ece_draws(c, c - 0.03, y, n_draws=1000, seed=1)
+    >>> bool(np.mean(after < before) > 0.99)
+    True
+    """
+    from pbassess.calibration.binning import assign_bins, equal_width_edges
+    from pbassess.counting import cell_counts
+
+    sb = np.asarray(conf_before, dtype=float).ravel()
+    sa = np.asarray(conf_after, dtype=float).ravel()
+    y = np.asarray(correct, dtype=float).ravel()
+    if not (sb.shape == sa.shape == y.shape):
+        raise ConfigError("conf_before, conf_after and correct must have one value per item")
+    edges = equal_width_edges(int(bins))
+    ib, n_bins = assign_bins(sb, edges)
+    ia, _ = assign_bins(sa, edges)
+    cells, cell = np.unique(ib * n_bins + ia, return_inverse=True)
+    cell = cell.ravel()
+    n = cell_counts(cell, cells.size).astype(float)
+    k = cell_counts(cell, cells.size, y)
+    m = np.clip((cell_counts(cell, cells.size, sb) + cell_counts(cell, cells.size, sa)) / (2 * n), 1e-6, 1 - 1e-6)
+    theta = as_generator(seed).beta(pseudocount * m + k, pseudocount * (1 - m) + n - k, size=(int(n_draws), cells.size))
+    expected = theta * n  # expected correct items per cell, per draw
+
+    def ece(bin_of_cell: np.ndarray, scores: np.ndarray, item_bin: np.ndarray) -> np.ndarray:
+        summed = np.zeros((int(n_draws), n_bins))
+        np.add.at(summed.T, bin_of_cell, expected.T)
+        return np.abs(summed - cell_counts(item_bin, n_bins, scores)[None, :]).sum(axis=1) / sb.size
+
+    return ece(cells // n_bins, sb, ib), ece(cells % n_bins, sa, ia)
+
+
 def recalibrate(preds: Any, method: str, *, fit_fraction: float = 0.5, seed: Any = None, bins: int = 10,
-                n_draws: int = 2000, ci_prob: float = CI_PROB) -> dict[str, Any]:
-    """Fit ``method`` on a random share of the labeled items and evaluate it on the others.
+                n_draws: int = 2000, ci_prob: float = CI_PROB, clip: float | None = None) -> dict[str, Any]:
+    r"""Fit ``method`` on a random share of the labeled items and evaluate it on the others.
 
     Parameters
     ----------
@@ -135,6 +202,10 @@ def recalibrate(preds: Any, method: str, *, fit_fraction: float = 0.5, seed: Any
     n_draws : int
         Monte Carlo posterior draws of each metric.
     ci_prob : float
+    clip : float, optional
+        Platt scaling's clipping of the scores into ``[clip, 1 - clip]``
+        (:func:`~pbassess.calibration.recalibration.fit_platt`; default 1e-12); only with
+        ``method="platt"``.
 
     Returns
     -------
@@ -142,6 +213,28 @@ def recalibrate(preds: Any, method: str, *, fit_fraction: float = 0.5, seed: Any
         ``method``, ``params``, ``before`` and ``after`` (``ece``, ``nll``, ``brier``),
         ``posterior`` (``before``/``after``: ``{"mean", "hdi"}`` per quantity), ``p_improved``
         (``P(after < before)`` for ``ece``, ``nll``, ``brier``), ``n_fit``, ``n_eval``, ``scoring``.
+
+    Notes
+    -----
+    The maps, fitted by maximum likelihood on the fitting split (:math:`p` a probability vector,
+    :math:`s` the top-1 confidence, :math:`\sigma` the logistic function):
+
+    .. math::
+
+       \text{temperature: } \operatorname{softmax}(\log p / T), \qquad
+       \text{platt: } \sigma\big(a \operatorname{logit} s + b\big), \qquad
+       \text{beta: } \sigma\big(a \ln s - b \ln(1 - s) + c\big),\ a, b \ge 0,
+
+    histogram binning maps each equal-width bin to its fitting items' accuracy and isotonic
+    regression to the pool-adjacent-violators fit. On the held-out items, bin :math:`b` (share
+    :math:`w_b`, mean score :math:`s_b`, :math:`y_b` correct of :math:`n_b`) has
+    :math:`\theta_b \mid y \sim \mathrm{Beta}(2 s_b + y_b,\; 2 (1 - s_b) + n_b - y_b)` and
+    :math:`\mathrm{ECE} = \sum_b w_b \lvert \theta_b - s_b \rvert`, before and after; NLL and Brier
+    are averaged over Bayesian-bootstrap weights :math:`\omega \sim \mathrm{Dirichlet}(1, \dots, 1)`
+    of the held-out items. ``p_improved`` is :math:`P(\text{after} < \text{before})` from paired
+    draws: for NLL and Brier the Bayesian bootstrap of the per-item differences, for the ECE
+    :func:`paired_ece_draws` (one draw of the held-out items' accuracies, cell by cell, read by
+    both maps' bins), never independent before and after draws of the same items.
 
     Examples
     --------
@@ -169,7 +262,8 @@ def recalibrate(preds: Any, method: str, *, fit_fraction: float = 0.5, seed: Any
     fit_idx, eval_idx = split_labeled(np.flatnonzero(p.labeled), fit_fraction, rng)
     correct = p.correct.astype(bool)
     rec = fit_recalibrator(method, scores=p.confidence[fit_idx], outcomes=correct[fit_idx],
-                           probs=None if probs is None else probs[fit_idx], labels=p.labels[fit_idx], bins=bins)
+                           probs=None if probs is None else probs[fit_idx], labels=p.labels[fit_idx], bins=bins,
+                           clip=clip)
     conf_before = p.confidence[eval_idx]
     y_eval = correct[eval_idx]
     rows = np.arange(eval_idx.size)
@@ -190,8 +284,9 @@ def recalibrate(preds: Any, method: str, *, fit_fraction: float = 0.5, seed: Any
     after, post_a, raw_a = _side(conf_after, y_eval, nll_a, brier_a, bins, n_draws, ci_prob, rng)
     from pbassess.metrics import bayesian_bootstrap
 
+    paired_b, paired_a = paired_ece_draws(conf_before, conf_after, y_eval, bins, n_draws=n_draws, seed=rng)
     p_improved = {
-        "ece": float(np.mean(raw_a["ece"] < raw_b["ece"])),
+        "ece": float(np.mean(paired_a < paired_b)),
         "nll": float(np.mean(bayesian_bootstrap(nll_a - nll_b, n_draws=n_draws, seed=rng) < 0)),
         "brier": float(np.mean(bayesian_bootstrap(brier_a - brier_b, n_draws=n_draws, seed=rng) < 0)),
     }

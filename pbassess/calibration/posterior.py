@@ -23,7 +23,7 @@ from pbassess.calibration.shrinkage import shrinkage_posterior
 from pbassess.errors import ConfigError
 from pbassess.stats import as_generator, beta_draws, beta_posterior, beta_prior
 from pbassess.stats.calibration import (
-    ace_from_draws,
+    mean_bin_gap_from_draws,
     ece_from_draws,
     mce_from_draws,
     plugin_ece,
@@ -31,7 +31,8 @@ from pbassess.stats.calibration import (
     rmsce_from_draws,
 )
 
-__all__ = ["DEFAULT_EPS", "MIN_LABELS", "beta_metric_draws", "calibration_decision", "compare_ece_estimators", "pool_bins"]
+__all__ = ["DEFAULT_EPS", "MIN_LABELS", "OC_REPS", "beta_metric_draws", "calibration_decision", "compare_ece_estimators",
+           "operating_characteristics", "pool_bins"]
 
 #: Default thresholds of ``P(ECE < eps)``.
 DEFAULT_EPS: tuple[float, ...] = (0.01, 0.02, 0.05)
@@ -87,16 +88,33 @@ def pool_bins(confidence: Any, correct: Any, labeled: Any, bins: Any = 10, *, bi
 
 
 def beta_metric_draws(bins: dict, *, pseudocount: float = 2.0, n_draws: int = 4000, seed: Any = None) -> dict:
-    """Draws of ECE, MCE, RMSCE and ACE under independent Beta posteriors centred on the diagonal.
+    """Draws of ECE, MCE, RMSCE and the mean bin gap under independent Beta posteriors centred on the diagonal.
 
     Returns a dict of (draws,) arrays plus ``accuracy`` (draws, B) and ``plugin_ece``.
+
+    Parameters
+    ----------
+    bins : dict
+        Per-bin sufficient statistics of a pool (:func:`pool_bins`): ``n``, ``correct``,
+        ``bin_score``, ``bin_weight``.
+    pseudocount : float
+        Prior strength pc of ``Beta(pc s_b, pc (1 - s_b))``.
+    n_draws : int
+    seed : int or numpy.random.Generator, optional
+
+    Returns
+    -------
+    dict
+        ``ece``, ``mce``, ``rmsce``, ``mean_bin_gap`` (the unweighted mean of the bin gaps over
+        the bins holding pool items: netcal's "ACE" under equal-width bins, not Nixon et al.'s
+        ACE) (draws,), ``accuracy`` (draws, B) and ``plugin_ece``.
 
     Examples
     --------
     >>> b = pool_bins([0.2, 0.8, 0.9, 0.6] * 25, [0, 1, 1, 1] * 25, [True] * 100, 2)
     >>> out = beta_metric_draws(b, n_draws=500, seed=0)
     >>> sorted(out), out["ece"].shape
-    (['accuracy', 'ace', 'ece', 'mce', 'plugin_ece', 'rmsce'], (500,))
+    (['accuracy', 'ece', 'mce', 'mean_bin_gap', 'plugin_ece', 'rmsce'], (500,))
     """
     w, s = bins["bin_weight"], bins["bin_score"]
     alpha, beta = beta_prior("informed", s.size, float(pseudocount), mean=s)
@@ -105,7 +123,7 @@ def beta_metric_draws(bins: dict, *, pseudocount: float = 2.0, n_draws: int = 40
     occupied = bins["n_pool"] > 0
     return {
         "accuracy": theta, "ece": ece_from_draws(theta, w, s), "mce": mce_from_draws(theta, s, occupied),
-        "rmsce": rmsce_from_draws(theta, w, s), "ace": ace_from_draws(theta, s, occupied),
+        "rmsce": rmsce_from_draws(theta, w, s), "mean_bin_gap": mean_bin_gap_from_draws(theta, s, occupied),
         "plugin_ece": plugin_ece(bins["n"], bins["correct"], alpha, beta, w, s),
     }
 
@@ -116,14 +134,37 @@ MIN_LABELS: int = 1000
 
 def calibration_decision(bins: dict, *, eps: Any = DEFAULT_EPS, decide_eps: float = 0.02, level: float = 0.9,
                          min_labels: int = MIN_LABELS, n_draws: int = 4000, seed: Any = None,
-                         **prior: Any) -> dict[str, Any]:
+                         operating: bool = False, **prior: Any) -> dict[str, Any]:
     """Shrinkage-model ECE posterior, ``P(ECE < eps)`` and the decision "calibrated".
 
     The model is called calibrated when ``P(ECE < decide_eps) > level`` and at least
-    ``min_labels`` items are labeled. Below that the shrinkage prior, which favours small gaps,
-    still dominates: in ``benchmarks/calibration_decision.py`` the rule alone called a model with
-    ECE 0.05 "calibrated" in up to 35% of repetitions at 100-200 labels (and CIFAR-100, ECE 0.099,
-    once in 20 at 100 labels), and never from 1,000 labels on.
+    ``min_labels`` items are labeled. How often the rule is right depends on the number of labels
+    and on the confidence distribution: :func:`operating_characteristics` measures its power and
+    false-"calibrated" rate at a pool's own design, and ``benchmarks/calibration_decision.py``
+    prints both across models and label counts (docs/calibration.md). The result's
+    ``posterior`` holds the shrinkage draws, with ``p_spike``, the posterior probability of exact
+    calibration.
+
+    Parameters
+    ----------
+    bins : dict
+        Per-bin sufficient statistics of a pool (:func:`pool_bins`): ``n``, ``correct``,
+        ``bin_score``, ``bin_weight``.
+    eps : sequence of float
+        Thresholds at which ``P(ECE < eps)`` is reported.
+    decide_eps : float
+        The threshold of the decision.
+    level : float
+        Probability ``P(ECE < decide_eps)`` must exceed.
+    min_labels : int
+        Fewest labeled items for any decision.
+    n_draws : int
+    seed : int or numpy.random.Generator, optional
+    operating : bool
+        Also return ``operating``: :func:`operating_characteristics` of the rule at these
+        labels (power and false-"calibrated" rate, by simulation; seeded from ``seed``).
+    **prior
+        ``mu_scale``, ``tau_scale``, ``p_calibrated`` of :func:`shrinkage_posterior`.
 
     Returns
     -------
@@ -151,8 +192,106 @@ def calibration_decision(bins: dict, *, eps: Any = DEFAULT_EPS, decide_eps: floa
     above = bool(p[float(decide_eps)] > level)
     enough = int(np.sum(bins["n"])) >= int(min_labels)
     decision = ("calibrated" if above else "not calibrated") if enough else "too few labels"
-    return {"ece": post["ece"], "ece_mean": float(post["ece"].mean()), "p_below": p,
-            "calibrated": above and enough, "decision": decision, "posterior": post}
+    out = {"ece": post["ece"], "ece_mean": float(post["ece"].mean()), "p_below": p,
+           "calibrated": above and enough, "decision": decision, "posterior": post}
+    if operating:
+        out["operating"] = operating_characteristics(bins, eps=thresholds, level=level, seed=seed, **prior)
+    return out
+
+
+#: Simulated data sets per scenario of :func:`operating_characteristics` in the JSON extras.
+OC_REPS: int = 40
+
+
+def operating_characteristics(bins: dict, *, eps: Any = DEFAULT_EPS, level: float = 0.9, reps: int = OC_REPS,
+                              n_draws: int = 500, seed: Any = 0, grid_step: float = 0.02,
+                              **prior: Any) -> dict[str, Any]:
+    """Power and false-"calibrated" rate of the rule ``P(ECE < eps) > level`` at a pool's labels.
+
+    A parametric bootstrap on the pool's own design: the labeled counts per bin ``n_b``, the
+    pool's mean scores ``s_b`` and shares ``p_b`` stay as observed; the correct counts are
+    simulated, ``k_b ~ Binomial(n_b, theta_b)``, under two truths and the shrinkage posterior
+    (:func:`pbassess.calibration.shrinkage.shrinkage_posterior`, delta grid ``grid_step``) is
+    refitted to each simulated data set:
+
+    - calibrated (accuracy = confidence, ``theta_b = s_b``, true ECE 0): the share of data sets
+      with ``P(ECE < eps) > level`` is the rule's **power**;
+    - on the boundary (accuracy = confidence - eps, ``theta_b = max(s_b - eps, 0)``, true ECE
+      ``sum_b p_b min(eps, s_b)``, i.e. eps): the share called calibrated is the **false
+      "calibrated" rate** (a model just as miscalibrated as eps allows, called calibrated).
+
+    Each share has Monte Carlo sd ``sqrt(r (1 - r) / reps)``, at most ``0.5 / sqrt(reps)``
+    (0.079 at the default 40).
+
+    Parameters
+    ----------
+    bins : dict
+        Per-bin statistics of the pool (:func:`pool_bins`): ``n``, ``bin_score``, ``bin_weight``.
+    eps : float or sequence of float
+        Thresholds.
+    level : float
+        The rule's probability threshold.
+    reps : int
+        Simulated data sets per scenario (one calibrated set serves every eps).
+    n_draws : int
+        Posterior draws per fit.
+    seed : int or numpy.random.Generator
+    grid_step : float
+        Delta grid step of the fits (0.02: about six times faster than the default 0.0025,
+        P(ECE < eps) within about 0.01 of it).
+    **prior
+        ``mu_scale``, ``tau_scale``, ``p_calibrated`` of the shrinkage model.
+
+    Returns
+    -------
+    dict
+        ``level``, ``reps``, ``n_labeled``, ``mc_sd_max`` and ``by_eps``: per eps (a string key)
+        ``power``, ``false_calibrated_rate``, ``mean_p_calibrated`` and ``mean_p_boundary`` (mean
+        ``P(ECE < eps)`` under each truth) and ``boundary_ece`` (the boundary truth's ECE).
+
+    Examples
+    --------
+    >>> from pbassess.calibration.simulate import synthetic_pool
+    >>> pool = synthetic_pool(5000, "calibrated", seed=0)
+    >>> labeled = np.zeros(5000, bool); labeled[:2000] = True
+    >>> b = pool_bins(pool.confidence, np.zeros(5000, bool), labeled)
+    >>> oc = operating_characteristics(b, eps=0.02, reps=5, seed=1)
+    >>> sorted(oc["by_eps"]["0.02"]), oc["reps"]
+    (['boundary_ece', 'false_calibrated_rate', 'mean_p_boundary', 'mean_p_calibrated', 'power'], 5)
+    """
+    if not 0 < level < 1:
+        raise ConfigError(f"level must lie strictly between 0 and 1, got {level!r}")
+    if int(reps) < 1:
+        raise ConfigError(f"reps must be at least 1, got {reps!r}")
+    thresholds = sorted({float(e) for e in np.atleast_1d(np.asarray(eps, dtype=float))})
+    if not all(0 < e < 1 for e in thresholds):
+        raise ConfigError(f"eps must lie strictly between 0 and 1, got {eps!r}")
+    rng = as_generator(seed)
+    n = np.asarray(bins["n"], dtype=np.int64)
+    s = np.asarray(bins["bin_score"], dtype=float)
+    w = np.asarray(bins["bin_weight"], dtype=float)
+
+    def p_below(theta: np.ndarray) -> np.ndarray:
+        out = np.empty((int(reps), len(thresholds)))
+        for r in range(int(reps)):
+            k = rng.binomial(n, theta)
+            ece = shrinkage_posterior(n, k, s, w, n_draws=n_draws, seed=rng, grid_step=grid_step, **prior)["ece"]
+            out[r] = [np.mean(ece < e) for e in thresholds]
+        return out
+
+    calibrated = p_below(s)
+    by_eps: dict[str, Any] = {}
+    for j, e in enumerate(thresholds):
+        theta = np.clip(s - e, 0.0, 1.0)
+        boundary = p_below(theta)[:, j]
+        by_eps[f"{e:g}"] = {
+            "power": float(np.mean(calibrated[:, j] > level)),
+            "false_calibrated_rate": float(np.mean(boundary > level)),
+            "mean_p_calibrated": float(calibrated[:, j].mean()), "mean_p_boundary": float(boundary.mean()),
+            "boundary_ece": float(np.sum(w * np.abs(theta - s))),
+        }
+    return {"level": float(level), "reps": int(reps), "n_labeled": int(n.sum()),
+            "mc_sd_max": float(0.5 / np.sqrt(int(reps))), "by_eps": by_eps}
 
 
 def compare_ece_estimators(confidence: Any, correct: Any, n_labeled: int, *, reps: int = 100, bins: int = 10,
@@ -161,6 +300,21 @@ def compare_ece_estimators(confidence: Any, correct: Any, n_labeled: int, *, rep
 
     Each repetition labels ``n_labeled`` random items of a fully labeled pool; the truth is the
     frequentist ECE of all items (with the same bins). Reproduces Fig. 3 of Ji et al. (2020).
+
+    Parameters
+    ----------
+    confidence : array_like, shape (N,)
+        Top-1 scores of a fully labeled pool.
+    correct : array_like of bool, shape (N,)
+    n_labeled : int
+        Items labeled in each repetition.
+    reps : int
+        Repetitions.
+    bins : int
+        Equal-width bins.
+    pseudocount : float
+        Prior strength of the plug-in Bayesian estimate.
+    seed : int or numpy.random.Generator, optional
 
     Returns
     -------

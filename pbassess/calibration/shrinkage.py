@@ -1,30 +1,32 @@
-"""A shrinkage calibration model: bin gaps that can all be (near) zero.
+"""A shrinkage calibration model: a spike at perfect calibration and a slab of bin gaps.
 
 Per bin b, labeled counts ``n_b`` and ``k_b`` (correct), mean pool score ``s_b`` and pool
 share ``p_b``::
 
-    logit(theta_b) = logit(s_b) + delta_b,   delta_b ~ Normal(mu, tau),   k_b ~ Binomial(n_b, theta_b),
-    mu ~ Normal(0, lam),   lam ~ HalfCauchy(mu_scale),   tau ~ HalfCauchy(tau_scale),
+    logit(theta_b) = logit(s_b) + delta_b,   k_b ~ Binomial(n_b, theta_b),
+    with probability p_calibrated (0.1):  delta_b = 0 for every bin   (the spike: ECE = 0 exactly),
+    otherwise (the slab):  delta_b ~ Normal(mu, tau),  mu ~ Normal(0, 0.5),  tau ~ HalfCauchy(0.3),
     ECE = sum_b p_b |theta_b - s_b|.
 
-``delta_b = 0`` for every bin is perfect calibration. ``mu`` is a common over/under-confidence
-with a horseshoe prior (scale 0.03 logit) and ``tau`` the spread of the bins around it with a
-half-Cauchy prior (scale 0.02 logit): both put most prior mass near 0, yet their heavy tails
-let real miscalibration escape the shrinkage (CIFAR-100's ECE of 0.099 is found from 200
-labels on: posterior mean ECE 0.092). The scales were chosen by the simulation study of
-``benchmarks/calibration_decision.py``: with them the decision ``P(ECE < 0.02) > 0.9`` (with at
-least 1,000 labels) is right in 95-100% of repetitions for calibrated and miscalibrated
-synthetic models from 2,000 labels on, and never calls CIFAR-100 calibrated. With fewer labels
-the prior dominates (see :func:`pbassess.calibration.posterior.calibration_decision`).
-Unlike independent Beta posteriors per bin, whose ECE posterior is biased upward by the noise
-of every bin and whose HDI never contains 0 (10,000 labels of a calibrated model: mean 0.008),
-this posterior concentrates on 0 for a calibrated model, so ``P(ECE < eps)`` can approach one.
+Why this prior (issue 20). The model before it had no spike and put horseshoe-type priors of
+scale 0.03 on ``mu`` and 0.02 on ``tau``, so that ``P(ECE < eps)`` could approach one for a
+calibrated model; but those priors pulled real gaps towards 0: its 95% HDI covered a true ECE
+of 0.03 in 27 of 40 and of 0.05 in 29 of 40 simulations at 500 labels, and could not contain an
+ECE of exactly 0. The spike now carries "calibrated": a calibrated model's posterior puts mass
+on ECE = 0 exactly (so the HDI reaches 0), while the slab's scales (a common shift of about
+0.5 logit, a spread of 0.3 logit between bins) are wide enough not to pull a real gap of
+0.03-0.05 towards 0. ``benchmarks/calibration_decision.py --coverage`` measures the 95% HDI's
+coverage of the true (binned, pool) ECE at 500 labels for true ECE 0, 0.01, 0.03 and 0.05 on
+two confidence distributions (docs/calibration.md gives the figures). 500 labels cannot tell an
+ECE of 0 from one of 0.02 well, so ``P(ECE < eps)`` is reported with its operating
+characteristics (:func:`pbassess.calibration.posterior.operating_characteristics`).
 
 Two engines give the same posterior: :func:`shrinkage_posterior` integrates it numerically
 (a grid over ``delta`` of step 0.0025 logit, Gaussian convolutions for every ``tau`` on a
 log grid and every ``mu`` on the ``delta`` grid, then exact conditional draws of each
-``delta_b``): fast enough for simulation studies; :func:`shrinkage_model` is the PyMC model
-(non-centred; it lives in :mod:`pbassess.pymc_models.shrinkage` with its
+``delta_b``; the spike's posterior probability from the two marginal likelihoods): fast
+enough for simulation studies; :func:`shrinkage_model` is the PyMC model (non-centred slab, the
+spike summed out of the likelihood; it lives in :mod:`pbassess.pymc_models.shrinkage` with its
 :class:`~pbassess.pymc_models.shrinkage.ShrinkageSpec`) for NUTS through
 :func:`pbassess.inference.fit`: :func:`assess_calibration_shrinkage` fits a pool's labeled items
 (a :class:`ShrinkageResult` on the DataTree contract), :func:`sample_shrinkage` bin counts.
@@ -43,27 +45,29 @@ from pbassess.constants import CI_PROB
 from pbassess.errors import ConfigError
 from pbassess.pymc_models.shrinkage import (
     MU_SCALE,
+    P_CALIBRATED,
     TAU_SCALE,
     ShrinkageSpec,
     check_bins,
+    check_prior,
     shrinkage_model,
 )
 from pbassess.results.base import AssessmentResult
 from pbassess.stats.sampling import as_generator
 
-__all__ = ["MU_SCALE", "TAU_SCALE", "ShrinkageResult", "assess_calibration_shrinkage", "sample_shrinkage",
+__all__ = ["MU_SCALE", "P_CALIBRATED", "TAU_SCALE", "ShrinkageResult", "assess_calibration_shrinkage", "sample_shrinkage",
            "shrinkage_model", "shrinkage_posterior"]
 
 _STEP = 0.0025
 _TAUS = np.concatenate([[0.0], np.geomspace(1e-3, 5.0, 80)])
 
 
-def _delta_grid(n, k, base) -> np.ndarray:
+def _delta_grid(n, k, base, step=_STEP) -> np.ndarray:
     with np.errstate(divide="ignore"):
         centre = logit((k + 0.5) / (n + 1.0)) - base
     lo = min(-4.0, float(centre[n > 0].min(initial=0.0)) - 3.0)
     hi = max(4.0, float(centre[n > 0].max(initial=0.0)) + 3.0)
-    return np.arange(lo, hi + _STEP / 2, _STEP)
+    return np.arange(lo, hi + step / 2, step)
 
 
 def _log_lik(grid, n, k, base) -> np.ndarray:
@@ -73,42 +77,39 @@ def _log_lik(grid, n, k, base) -> np.ndarray:
     return ll - ll.max(axis=1, keepdims=True)
 
 
-def _smoothed(lik: np.ndarray, tau: float) -> np.ndarray:
+def _smoothed(lik: np.ndarray, tau: float, step: float = _STEP) -> np.ndarray:
     """``int L_b(delta) Normal(delta; mu, tau) d delta`` for every mu on the grid."""
-    if tau < _STEP / 2:
+    if tau < step / 2:
         return lik
-    half = int(np.ceil(7 * tau / _STEP))
-    x = np.arange(-half, half + 1) * _STEP
+    half = int(np.ceil(7 * tau / step))
+    x = np.arange(-half, half + 1) * step
     kernel = np.exp(-0.5 * (x / tau) ** 2)
     kernel /= kernel.sum()
     return fftconvolve(lik, kernel[None, :], mode="same", axes=1)
 
 
-def _log_horseshoe_cells(x: np.ndarray, scale: float) -> np.ndarray:
-    """Log prior mass of each grid cell ``[x - step/2, x + step/2]`` under ``mu ~ Normal(0, lam)``,
-    ``lam ~ HalfCauchy(scale)`` (quadrature over lam; cell masses, not densities, because the
-    horseshoe density is infinite at 0)."""
-    lam = np.geomspace(scale * 1e-4, scale * 1e4, 400)
-    w = np.gradient(lam) * 2 / (np.pi * scale * (1 + (lam / scale) ** 2))
-    upper = ndtr((x[None, :] + _STEP / 2) / lam[:, None])
-    lower = ndtr((x[None, :] - _STEP / 2) / lam[:, None])
-    return np.log(np.clip(w @ (upper - lower), 1e-300, None))
+def _log_tau_cells(scale: float) -> np.ndarray:
+    """Log prior mass under ``tau ~ HalfCauchy(scale)`` of the cell of each ``_TAUS`` value (cells end
+    half-way between grid values; the last one runs to infinity)."""
+    edges = np.concatenate([[0.0], (_TAUS[1:] + _TAUS[:-1]) / 2, [np.inf]])
+    return np.log(np.clip(np.diff(2 / np.pi * np.arctan(edges / scale)), 1e-300, None))
 
 
-def _hyper_log_post(grid, lik, mu_scale, tau_scale) -> np.ndarray:
-    """Log posterior of (tau, mu) on ``_TAUS`` x grid (tau measure included)."""
-    widths = np.gradient(_TAUS)
-    log_prior_tau = np.log(2 / (np.pi * tau_scale * (1 + (_TAUS / tau_scale) ** 2))) + np.log(widths)
-    log_prior_mu = _log_horseshoe_cells(grid, mu_scale)
+def _hyper_log_post(grid, lik, mu_scale, tau_scale, step=_STEP) -> np.ndarray:
+    """Log posterior of (tau, mu) under the slab on ``_TAUS`` x grid (prior cell masses included)."""
+    log_prior_tau = _log_tau_cells(tau_scale)
+    # cell masses of mu ~ Normal(0, mu_scale): the posterior's total is the slab's marginal likelihood
+    log_prior_mu = np.log(np.clip(ndtr((grid + step / 2) / mu_scale) - ndtr((grid - step / 2) / mu_scale), 1e-300, None))
     out = np.empty((_TAUS.size, grid.size))
     for j, tau in enumerate(_TAUS):
-        out[j] = np.log(np.clip(_smoothed(lik, tau), 1e-300, None)).sum(axis=0) + log_prior_mu + log_prior_tau[j]
+        out[j] = np.log(np.clip(_smoothed(lik, tau, step), 1e-300, None)).sum(axis=0) + log_prior_mu + log_prior_tau[j]
     return out
 
 
 def shrinkage_posterior(n: Any, correct: Any, bin_score: Any, bin_weight: Any, *, n_draws: int = 4000,
-                        seed: Any = None, mu_scale: float = MU_SCALE, tau_scale: float = TAU_SCALE) -> dict[str, np.ndarray]:
-    """Posterior draws of the shrinkage calibration model by numerical integration.
+                        seed: Any = None, mu_scale: float = MU_SCALE, tau_scale: float = TAU_SCALE,
+                        p_calibrated: float = P_CALIBRATED, grid_step: float = _STEP) -> dict[str, np.ndarray]:
+    r"""Posterior draws of the shrinkage calibration model by numerical integration.
 
     Parameters
     ----------
@@ -121,12 +122,41 @@ def shrinkage_posterior(n: Any, correct: Any, bin_score: Any, bin_weight: Any, *
     n_draws : int
     seed : int or numpy.random.Generator, optional
     mu_scale, tau_scale : float
-        Prior scales (see the module docstring).
+        The slab's prior scales (see the module docstring).
+    p_calibrated : float
+        Prior probability of the spike, exact calibration (0 gives the slab alone).
+    grid_step : float
+        Step of the ``delta`` grid in logit units (default 0.0025). The operating
+        characteristics' simulations (:func:`pbassess.calibration.posterior.operating_characteristics`)
+        use 0.02, about six times faster; P(ECE < eps) and the spike's probability then move by
+        about 0.01 (tested).
 
     Returns
     -------
     dict
-        ``mu``, ``tau`` (draws,), ``delta``, ``accuracy`` (draws, B) and ``ece`` (draws,).
+        ``mu``, ``tau`` (draws,), ``delta``, ``accuracy`` (draws, B), ``ece`` (draws,),
+        ``spike`` (draws,: whether the draw is the spike, where ``mu = tau = delta = 0``) and
+        ``p_spike`` (the posterior probability of the spike, a float).
+
+    Notes
+    -----
+    Bin :math:`b` has :math:`y_b` correct of :math:`n_b` labeled items, mean pool score :math:`s_b`
+    and pool share :math:`p_b`:
+
+    .. math::
+
+       \operatorname{logit} \theta_b = \operatorname{logit} s_b + \delta_b, \qquad
+       y_b \mid \theta_b \sim \mathrm{Binomial}(n_b, \theta_b),
+
+       \delta = 0 \text{ with probability } \pi, \quad \text{else} \quad
+       \delta_b \sim \mathcal{N}(\mu, \tau^2), \quad \mu \sim \mathcal{N}(0, s_\mu^2),
+       \quad \tau \sim \mathrm{HalfCauchy}(s_\tau),
+
+       \mathrm{ECE} = \sum_b p_b\, \lvert \theta_b - s_b \rvert ,
+
+    with :math:`s_\mu` = ``mu_scale``, :math:`s_\tau` = ``tau_scale`` and :math:`\pi` =
+    ``p_calibrated``. :math:`\delta_b = 0` for every bin (the spike) is perfect calibration. This function integrates the
+    posterior numerically; :func:`sample_shrinkage` samples the same model with NUTS.
 
     Examples
     --------
@@ -135,25 +165,41 @@ def shrinkage_posterior(n: Any, correct: Any, bin_score: Any, bin_weight: Any, *
     (True, (1000, 2))
     """
     n_arr, k_arr, s_arr, w_arr = check_bins(n, correct, bin_score, bin_weight)
-    if not (mu_scale > 0 and tau_scale > 0):
-        raise ConfigError("mu_scale and tau_scale must be positive")
+    check_prior(mu_scale, tau_scale, p_calibrated)
     rng = as_generator(seed)
     base = logit(s_arr)
-    grid = _delta_grid(n_arr, k_arr, base)
+    step = float(grid_step)
+    if not 0 < step <= 0.05:
+        raise ConfigError(f"grid_step must lie in (0, 0.05], got {grid_step!r}")
+    grid = _delta_grid(n_arr, k_arr, base, step)
     lik = np.exp(_log_lik(grid, n_arr, k_arr, base))
-    log_post = _hyper_log_post(grid, lik, mu_scale, tau_scale)
-    prob = np.exp(log_post - log_post.max()).ravel()
-    cells = rng.choice(prob.size, size=int(n_draws), p=prob / prob.sum())
+    log_post = _hyper_log_post(grid, lik, mu_scale, tau_scale, step)
+    top = log_post.max()
+    prob = np.exp(log_post - top).ravel()
+    n_draws = int(n_draws)
+    p_spike = 0.0
+    if p_calibrated > 0:
+        # marginal likelihoods relative to the same per-bin maxima as ``lik``: the spike's is L(delta = 0),
+        # the slab's the sum of the (tau, mu) cells' unnormalised posterior masses
+        eta = base[:, None] + grid[None, :]
+        ll_max = (k_arr[:, None] * log_expit(eta) + (n_arr - k_arr)[:, None] * log_expit(-eta)).max(axis=1)
+        ll0 = float(np.sum(k_arr * log_expit(base) + (n_arr - k_arr) * log_expit(-base) - ll_max))
+        log_slab = top + np.log(prob.sum())
+        p_spike = float(expit(np.log(p_calibrated) + ll0 - np.log1p(-p_calibrated) - log_slab))
+    spike = rng.uniform(size=n_draws) < p_spike
+    cells = rng.choice(prob.size, size=n_draws, p=prob / prob.sum())
     tau_idx, mu_idx = np.divmod(cells, grid.size)
     tau = _TAUS[tau_idx]
-    delta = _conditional_deltas(grid, lik, mu_idx, tau, rng)
-    mu = grid[mu_idx] + rng.uniform(-_STEP / 2, _STEP / 2, size=int(n_draws))
+    delta = _conditional_deltas(grid, lik, mu_idx, tau, rng, step)
+    mu = grid[mu_idx] + rng.uniform(-step / 2, step / 2, size=n_draws)
+    mu[spike], tau[spike], delta[spike] = 0.0, 0.0, 0.0
     theta = expit(base[None, :] + delta)
+    theta[spike] = s_arr  # exactly (expit(logit(s)) differs from s in the last bits)
     return {"mu": mu, "tau": tau, "delta": delta, "accuracy": theta,
-            "ece": np.sum(w_arr * np.abs(theta - s_arr), axis=-1)}
+            "ece": np.sum(w_arr * np.abs(theta - s_arr), axis=-1), "spike": spike, "p_spike": p_spike}
 
 
-def _conditional_deltas(grid, lik, mu_idx, tau, rng) -> np.ndarray:
+def _conditional_deltas(grid, lik, mu_idx, tau, rng, step=_STEP) -> np.ndarray:
     """Exact draws of delta_b | mu, tau, data on the grid (prior draws where tau is below the step).
 
     Draws sharing a (mu, tau) cell share its conditional distribution, computed once per cell.
@@ -161,7 +207,7 @@ def _conditional_deltas(grid, lik, mu_idx, tau, rng) -> np.ndarray:
     n_bins = lik.shape[0]
     mu = grid[mu_idx]
     out = mu[:, None] + tau[:, None] * rng.standard_normal((mu.size, n_bins))
-    wide = tau >= _STEP
+    wide = tau >= step
     if not wide.any():
         return out
     cells, inverse = np.unique(np.column_stack([mu_idx[wide], tau[wide]]), axis=0, return_inverse=True)
@@ -176,7 +222,7 @@ def _conditional_deltas(grid, lik, mu_idx, tau, rng) -> np.ndarray:
         cdf = np.cumsum(lik[:, lo:hi] * np.exp(-0.5 * ((g - centre) / t) ** 2)[None, :], axis=1)
         u = rng.uniform(size=(members.size, n_bins)) * cdf[None, :, -1]
         pick = np.minimum((cdf[None, :, :] < u[:, :, None]).sum(axis=2), g.size - 1)
-        out[members] = g[pick] + rng.uniform(-_STEP / 2, _STEP / 2, size=pick.shape)
+        out[members] = g[pick] + rng.uniform(-step / 2, step / 2, size=pick.shape)
     return out
 
 
@@ -188,6 +234,24 @@ def sample_shrinkage(n: Any, correct: Any, bin_score: Any, bin_weight: Any, *, s
     item, the items the counts imply); ``target_accept`` defaults to 0.95 (the funnels of
     ``tau`` and of the horseshoe scale near 0). Check ``pbassess.inference.diagnostics(idata)``
     before use. :func:`assess_calibration_shrinkage` fits a pool's own labeled items.
+
+    Parameters
+    ----------
+    n, correct : array_like, shape (B,)
+        Labeled and correct labeled items per bin.
+    bin_score : array_like, shape (B,)
+        Mean pool score per bin (strictly inside (0, 1)).
+    bin_weight : array_like, shape (B,)
+        Pool share per bin.
+    seed : int or numpy.random.Generator, optional
+    sample_kwargs : dict, optional
+        :func:`pymc.sample` options.
+    **prior
+        ``mu_scale``, ``tau_scale``, ``p_calibrated`` (see :func:`shrinkage_posterior`).
+
+    Returns
+    -------
+    xarray.DataTree
 
     Examples
     --------
@@ -265,8 +329,28 @@ class ShrinkageResult(AssessmentResult):
                 f"{self.counts['bin'].size} bins (NUTS)")
         return self.qualify(text)
 
+    def operating_characteristics(self, eps: Any = (0.01, 0.02, 0.05), level: float = 0.9, **kwargs: Any) -> dict:
+        """Power and false-"calibrated" rate of ``P(ECE < eps) > level`` at this pool's labels
+        (:func:`pbassess.calibration.posterior.operating_characteristics`, computed once per result)."""
+        from pbassess.calibration.posterior import operating_characteristics
+
+        cache = self.__dict__.setdefault("_operating", {})
+        key = (tuple(np.atleast_1d(eps).tolist()), float(level), tuple(sorted(kwargs.items())))
+        if key not in cache:
+            c = self.counts
+            prior = {k: v for k, v in self.options.get("prior_scales", {}).items()}
+            cache[key] = operating_characteristics(
+                {"n": c["n"].to_numpy(), "bin_score": c["bin_score"].to_numpy(), "bin_weight": c["bin_weight"].to_numpy()},
+                eps=eps, level=level, **{**prior, **kwargs})
+        return cache[key]
+
     def to_json(self) -> dict[str, Any]:
-        """``{"ece": {"mean", "hdi"}, "p_below", "bins": [...], ...}`` with the shared keys."""
+        """``{"ece": {"mean", "hdi"}, "p_below", "p_below_operating", "bins": [...], ...}`` with the shared keys.
+
+        ``p_below_operating`` (:meth:`operating_characteristics`) says how often ``P(ECE < eps) >
+        0.9`` is right at these labels: its power (accuracy = confidence) and false-"calibrated"
+        rate (accuracy = confidence - eps), by simulation with the integration engine.
+        """
         from pbassess.stats.intervals import hdi_from_draws
 
         ece = self.draws("ece")
@@ -275,6 +359,7 @@ class ShrinkageResult(AssessmentResult):
         return self.with_envelope({
             "ece": {"mean": float(ece.mean()), "hdi": [float(lo), float(hi)]},
             "p_below": {str(e): self.p_below(e) for e in (0.01, 0.02, 0.05)},
+            "p_below_operating": self.operating_characteristics(),
             "bins": table.to_dict(orient="records"), "n_labeled": int(self.counts["n"].sum()),
         })
 
@@ -297,7 +382,7 @@ class ShrinkageResult(AssessmentResult):
 def assess_calibration_shrinkage(preds: Any, *, bins: Any = 10, binning: str = "uniform",
                                  inference: str | None = "nuts", ci_prob: float = CI_PROB, seed: Any = None,
                                  sample_kwargs: dict | None = None, mu_scale: float = MU_SCALE,
-                                 tau_scale: float = TAU_SCALE) -> ShrinkageResult:
+                                 tau_scale: float = TAU_SCALE, p_calibrated: float = P_CALIBRATED) -> ShrinkageResult:
     """Fit the shrinkage calibration model to a pool's labeled items by NUTS (:func:`pbassess.inference.fit`).
 
     Parameters
@@ -316,7 +401,9 @@ def assess_calibration_shrinkage(preds: Any, *, bins: Any = 10, binning: str = "
     sample_kwargs : dict, optional
         ``pm.sample`` options.
     mu_scale, tau_scale : float
-        Prior scales (module docstring).
+        The slab's prior scales (module docstring).
+    p_calibrated : float
+        Prior probability of exact calibration (the spike).
 
     Returns
     -------
@@ -366,7 +453,7 @@ def assess_calibration_shrinkage(preds: Any, *, bins: Any = 10, binning: str = "
     observations = Observations.of(cell, np.where(labeled, correct, 0).astype(np.int64), ids)
     names = list(range(b["n"].size))
     spec = ShrinkageSpec(b["n"], b["correct"], b["bin_score"], b["bin_weight"], mu_scale=mu_scale,
-                         tau_scale=tau_scale, bin_coords=names, observations=observations)
+                         tau_scale=tau_scale, p_calibrated=p_calibrated, bin_coords=names, observations=observations)
     per_chain = int((sample_kwargs or {}).get("draws", DEFAULT_SAMPLE_KWARGS["draws"]))
     fitted = fit(spec, inference="nuts", draws=per_chain, seed=seed, sample_kwargs=sample_kwargs)
     counts = xr.Dataset({"n": ("bin", spec.n), "correct": ("bin", spec.correct), "n_pool": ("bin", b["n_pool"]),
@@ -374,9 +461,9 @@ def assess_calibration_shrinkage(preds: Any, *, bins: Any = 10, binning: str = "
                          "edges": ("edge", np.asarray(b["edges"], dtype=float))}, coords={"bin": names})
     post = fitted.idata["posterior"].to_dataset()[list(spec.reported)]
     return ShrinkageResult(
-        post, counts, prior={"mu": f"Normal(0, lam), lam ~ HalfCauchy({mu_scale})", "tau": f"HalfCauchy({tau_scale})"},
+        post, counts, prior={"p_calibrated": p_calibrated, "mu": f"Normal(0, {mu_scale})", "tau": f"HalfCauchy({tau_scale})"},
         data_summary=pool.describe(), inference="nuts", ci_prob=ci_prob, idata=fitted.idata,
         diagnostics=fitted.diagnostics, model=fitted.model,
         options={"bins": bins if isinstance(bins, int) else np.asarray(bins).tolist(), "binning": binning,
-                 "prior_scales": {"mu_scale": mu_scale, "tau_scale": tau_scale}},
+                 "prior_scales": {"mu_scale": mu_scale, "tau_scale": tau_scale, "p_calibrated": p_calibrated}},
     )

@@ -3,7 +3,7 @@
 ::
 
     pbassess recalibrate DATA --method temperature|platt|histogram|isotonic|beta
-                              [--fit-fraction F] [--bins B] [--draws D]
+                              [--fit-fraction F] [--bins B] [--draws D] [--clip EPS]
                               [data, seed, interval, output, strict and progress options]
 
 The labeled items of ``DATA`` are split at random: ``F`` (default 0.5) to fit the map, the rest
@@ -18,6 +18,10 @@ fewer is noise, so fewer is an error naming the minimum. ``--json`` prints one o
 
 measured on the held-out part (see :func:`pbassess.calibration.evaluation.recalibrate`).
 Temperature scaling needs full probability vectors; the other methods also work on top-1 data.
+``--clip EPS`` (Platt only) clips the scores into ``[EPS, 1 - EPS]`` before the logit (default
+1e-12; it sets the leverage of confidences printed as 1.0, see
+:func:`pbassess.calibration.recalibration.fit_platt`). ``p_improved`` compares paired draws of
+the same held-out items (:func:`pbassess.calibration.evaluation.paired_ece_draws` for the ECE).
 """
 
 from __future__ import annotations
@@ -50,6 +54,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--fit-fraction", default="0.5", metavar="F",
                    help="share of the labeled items used to fit (default 0.5); each part needs at least 20 items")
     p.add_argument("--bins", default="10", metavar="B", help="equal-width bins of the ECE and of histogram binning")
+    p.add_argument("--clip", default=None, metavar="EPS",
+                   help="Platt scaling only: clip scores into [EPS, 1 - EPS] before the logit (default 1e-12)")
     opt.add_inference(p, choices=("conjugate",), draws_default="2000", draws_help="Monte Carlo draws of each before/after posterior (no chains)")
     opt.add_seed(p, "the split and the posterior draws")
     opt.add_interval(p)
@@ -83,14 +89,24 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--method must be one of {', '.join(METHODS)}, got {args.method!r}")
     fraction = _number(args.fit_fraction, "--fit-fraction")
     bins = _number(args.bins, "--bins", integer=True)
+    clip = _number(args.clip, "--clip")
+    if clip is not None and args.method != "platt":
+        raise ConfigError(f"--clip is an option of --method platt only, not of {args.method}")
+    if clip is not None and not 0 < clip < 0.5:
+        raise ConfigError(f"--clip must lie strictly between 0 and 0.5, got {args.clip}")
     draws = 2000 if args.draws is None else args.draws
     if bins < 1:
         raise ConfigError(f"--bins must be at least 1, got {args.bins}")
+    from pbassess.inference.memory import check_memory
+
+    # before and after: the ECE's draws x bins, the bootstraps' draws, the bins' sums (checked before reading the data)
+    check_memory(8.0 * draws * (4 * bins + 16) + 64.0 * bins,
+                 f"recalibration with --draws {draws:,} and --bins {bins:,}", "use a smaller --draws or --bins")
     seed = opt.seed_value(args)
     preds = opt.load_data_args(args)
     with opt.progress(args):
         out = recalibrate(preds, args.method, fit_fraction=fraction, seed=seed, bins=bins, n_draws=draws,
-                          ci_prob=opt.ci_prob_value(args))
+                          ci_prob=opt.ci_prob_value(args), clip=clip)
     out["seed"] = seed
     sentence = (f"{args.method} recalibration of {args.data}: fitted on {out['n_fit']:,} labeled items, "
                 f"measured on {out['n_eval']:,} ({out['scoring']} scoring)")

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
-    "ace_from_draws", "ece_from_draws", "frequentist_ece", "mce_from_draws", "plugin_ece", "prob_below",
+    "mean_bin_gap_from_draws", "ece_from_draws", "frequentist_ece", "mce_from_draws", "plugin_ece", "prob_below",
     "rmsce_from_draws",
 ]
 
@@ -76,12 +76,12 @@ def rmsce_from_draws(accuracy_draws: Any, bin_weight: Any, bin_score: Any) -> np
     return np.sqrt(np.sum(np.asarray(bin_weight) * (theta - np.asarray(bin_score)) ** 2, axis=-1))
 
 
-def ace_from_draws(accuracy_draws: Any, bin_score: Any, occupied: Any) -> np.ndarray:
-    """Unweighted mean of ``|theta_b - s_b|`` over the occupied bins (ACE when bins are equal-mass).
+def mean_bin_gap_from_draws(accuracy_draws: Any, bin_score: Any, occupied: Any) -> np.ndarray:
+    """Unweighted mean of ``|theta_b - s_b|`` over the occupied bins (netcal's "ACE"; not Nixon et al.'s ACE).
 
     Examples
     --------
-    >>> ace_from_draws([[0.5, 0.9, 0.0]], [0.6, 0.8, 0.5], [True, True, False]).round(6).tolist()
+    >>> mean_bin_gap_from_draws([[0.5, 0.9, 0.0]], [0.6, 0.8, 0.5], [True, True, False]).round(6).tolist()
     [0.1]
     """
     gap = np.abs(np.asarray(accuracy_draws, dtype=float) - np.asarray(bin_score))

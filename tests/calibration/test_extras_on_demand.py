@@ -6,10 +6,20 @@ import copy
 import pickle
 
 import numpy as np
+import pytest
 
 from pbassess import Predictions
 from pbassess.assess.calibration import assess_calibration
 from pbassess.calibration import extras
+
+
+@pytest.fixture(autouse=True)
+def _few_operating_simulations(monkeypatch):
+    """These tests are about when entries are computed: 4 simulations per truth keep the JSON's
+    operating characteristics (tested in test_extras.py and test_posterior.py) cheap here."""
+    from pbassess.calibration import posterior
+
+    monkeypatch.setattr(posterior, "OC_REPS", 4)
 
 
 def _result(probs: bool = True):
@@ -58,8 +68,9 @@ def test_a_saved_result_keeps_them(tmp_path):
 def test_the_lazy_entries_behave_as_a_dict():
     result = _result()
     lazy = extras.item_level_json(result)
-    assert sorted(lazy) == ["classwise_ece_one_vs_rest", "marginal_calibration_error", "smooth_ece", "top_label_ece"]
-    assert len(lazy) == 4 and "smooth_ece" in lazy and lazy.get("nope", 1) == 1
+    assert sorted(lazy) == ["ace", "classwise_ece_one_vs_rest", "marginal_calibration_error", "smooth_ece",
+                            "top_label_ece"]
+    assert len(lazy) == 5 and "smooth_ece" in lazy and lazy.get("nope", 1) == 1
     for clone in (pickle.loads(pickle.dumps(extras.item_level_json(result))), copy.deepcopy(extras.item_level_json(result)),
                   copy.copy(extras.item_level_json(result)), extras.item_level_json(result).copy()):
         assert type(clone) is dict and clone == lazy.resolve()

@@ -22,13 +22,13 @@ def test_pool_bins_and_beta_draws_against_closed_forms(rng):
     # bin accuracies: exact Beta means, 5 Monte Carlo SEs
     sd = np.sqrt(a * bb / ((a + bb) ** 2 * (a + bb + 1)))
     assert np.all(np.abs(out["accuracy"].mean(0) - a / (a + bb)) < 5 * sd / np.sqrt(20000))
-    # ECE / RMSCE / MCE / ACE of each draw by their definitions
+    # ECE / RMSCE / MCE / mean bin gap of each draw by their definitions
     gap = np.abs(out["accuracy"] - b["bin_score"])
     occ = b["n_pool"] > 0
     np.testing.assert_allclose(out["ece"], gap @ b["bin_weight"])
     np.testing.assert_allclose(out["rmsce"], np.sqrt(gap**2 @ b["bin_weight"]))
     np.testing.assert_allclose(out["mce"], gap[:, occ].max(1))
-    np.testing.assert_allclose(out["ace"], gap[:, occ].mean(1))
+    np.testing.assert_allclose(out["mean_bin_gap"], gap[:, occ].mean(1))
     assert out["plugin_ece"] == pytest.approx(np.sum(b["bin_weight"] * np.abs(a / (a + bb) - b["bin_score"])))
 
 
@@ -62,3 +62,35 @@ def test_plugin_ece_beats_the_frequentist_ece_at_few_labels(shared_data_dir, nam
         se = diff.std(ddof=1) / np.sqrt(diff.size)
         needed = 1.5 if (name, n) == ("cifar100-resnet110", 500) else 3.0
         assert diff.mean() > needed * se, (n, out["error_frequentist"].mean(), out["error_plugin"].mean())
+
+
+def test_operating_characteristics_separate_only_with_enough_labels():
+    """Issue 20: P(ECE < eps) is reported with the power and false-"calibrated" rate of P > 0.9.
+
+    A pool of 20,000 synthetic confidences; the rule at eps = 0.02 with 200 and with 5,000
+    labels, 12 simulations per truth (a share's Monte Carlo sd <= 0.14). With 5,000 labels a
+    gap of 0.02 is ~4 standard errors from 0: the rule calls calibrated models calibrated and
+    boundary ones not (whose P(ECE < 0.02) is near one half); with 200 labels the two truths give
+    closer mean P(ECE < 0.02).
+    """
+    from pbassess.calibration.posterior import operating_characteristics
+    from pbassess.calibration.simulate import synthetic_pool
+
+    pool = synthetic_pool(20_000, "calibrated", seed=0)
+    out = {}
+    for n in (200, 5000):
+        labeled = np.zeros(pool.confidence.size, bool)
+        labeled[:n] = True
+        b = pool_bins(pool.confidence, np.zeros(pool.confidence.size, bool), labeled)
+        out[n] = operating_characteristics(b, eps=0.02, reps=12, seed=1)["by_eps"]["0.02"]
+        assert out[n]["boundary_ece"] == pytest.approx(0.02, abs=1e-9)
+    assert out[5000]["power"] >= 10 / 12 and out[5000]["false_calibrated_rate"] <= 2 / 12
+    # at the boundary a posterior centred near the truth gives P(ECE < eps) about one half
+    assert out[5000]["mean_p_calibrated"] > 0.95 and 0.2 < out[5000]["mean_p_boundary"] < 0.7
+    assert out[200]["mean_p_calibrated"] - out[200]["mean_p_boundary"] < out[5000]["mean_p_calibrated"] - out[5000][
+        "mean_p_boundary"]
+    # seeded: the same figures again
+    labeled = np.zeros(pool.confidence.size, bool)
+    labeled[:200] = True
+    b = pool_bins(pool.confidence, np.zeros(pool.confidence.size, bool), labeled)
+    assert operating_characteristics(b, eps=0.02, reps=12, seed=1)["by_eps"]["0.02"] == out[200]

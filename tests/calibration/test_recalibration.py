@@ -150,3 +150,76 @@ def test_temperature_needs_full_vectors():
     p = Predictions.from_top1(["a", "b"] * 10, [0.9, 0.6] * 10, ["a", "b"] * 10)
     with pytest.raises(ConfigError, match="full probability vectors"):
         recalibrate(p, "temperature")
+
+
+def test_p_improved_of_the_ece_pairs_the_draws(rng):
+    """Issue 20: before and after are the same items, so P(improved) must compare paired draws.
+
+    Held-out accuracy is confidence - 0.08; the map lowers every confidence by 0.03, so every
+    bin's gap shrinks by 0.03 for the same items. Paired draws see that in (almost) every draw;
+    independent before/after posteriors (each ECE's posterior sd ~0.01 at 1,500 items) only give
+    P ~ Phi(0.03 / (0.012 sqrt 2)) ~ 0.96 and, for a map lowering by 0.01, ~ 0.7.
+    """
+    from pbassess.calibration.evaluation import paired_ece_draws
+    from pbassess.calibration.posterior import beta_metric_draws, pool_bins
+
+    c = rng.uniform(0.6, 0.95, 1500)
+    y = rng.uniform(size=1500) < c - 0.08
+    for shift, paired_min, independent_max in ((0.03, 0.995, 0.995), (0.01, 0.98, 0.9)):
+        before, after = paired_ece_draws(c, c - shift, y, n_draws=4000, seed=1)
+        paired = np.mean(after < before)
+        all_labeled = np.ones(c.size, bool)
+        ind_b = beta_metric_draws(pool_bins(c, y, all_labeled), n_draws=4000, seed=2)["ece"]
+        ind_a = beta_metric_draws(pool_bins(c - shift, y, all_labeled), n_draws=4000, seed=3)["ece"]
+        independent = np.mean(ind_a < ind_b)
+        assert paired > paired_min, (shift, paired)
+        assert independent < independent_max, (shift, independent)
+    # the identity map: the same draw for both, never strictly better
+    before, after = paired_ece_draws(c, c, y, n_draws=500, seed=1)
+    np.testing.assert_array_equal(before, after)
+
+
+def test_paired_ece_draws_reduce_to_the_beta_posterior_of_each_bin(rng):
+    # a map that moves no item across a bin edge: the cells are the bins, and each draw's ECE is
+    # the ECE of Beta(2 m_b + k_b, 2 (1 - m_b) + n_b - k_b) draws, m_b the mean of before and after scores
+    from pbassess.calibration.evaluation import paired_ece_draws
+
+    c = np.repeat([0.62, 0.75, 0.88], 400)
+    y = rng.uniform(size=c.size) < c - 0.05
+    before, after = paired_ece_draws(c, c + 0.01, y, n_draws=20000, seed=4)
+    k = np.array([y[i * 400:(i + 1) * 400].sum() for i in range(3)])
+    m = np.array([0.625, 0.755, 0.885])
+    a, b = 2 * m + k, 2 * (1 - m) + 400 - k
+    theta = np.random.default_rng(4).beta(a, b, size=(20000, 3))
+    np.testing.assert_allclose(before, np.abs(theta - [0.62, 0.75, 0.88]).mean(axis=1))
+    np.testing.assert_allclose(after, np.abs(theta - [0.63, 0.76, 0.89]).mean(axis=1))
+
+
+def test_platt_clip_is_an_option_and_changes_the_slope_where_scores_equal_one(rng):
+    s = np.concatenate([np.ones(300), rng.uniform(0.3, 0.99, 1700)])
+    y = rng.uniform(size=2000) < np.where(s == 1.0, 0.93, expit(0.7 * logit(np.clip(s, 1e-9, 1)) - 0.2))
+    default = fit_platt(s, y)
+    assert default.params == fit_platt(s, y, clip=1e-12).params
+    loose = fit_platt(s, y, clip=5e-5)
+    # the clip sets logit(1) (27.6 vs 9.9): the 300 scores of 1 pull the slope differently
+    assert abs(loose.params["a"] - default.params["a"]) > 0.02
+    lr = LogisticRegression(C=np.inf, tol=1e-12, max_iter=10_000).fit(logit(np.clip(s, 5e-5, 1 - 5e-5))[:, None], y)
+    assert loose.params["a"] == pytest.approx(lr.coef_[0, 0], abs=1e-6)
+    with pytest.raises(ConfigError, match="clip"):
+        fit_platt(s, y, clip=0.7)
+    from pbassess.calibration.recalibration import fit_recalibrator
+
+    with pytest.raises(ConfigError, match="Platt scaling only"):
+        fit_recalibrator("isotonic", scores=s, outcomes=y, clip=1e-3)
+
+
+def test_cli_recalibrate_clip(capsys):
+    args = ["recalibrate", "digits-logreg", "--method", "platt", "--seed", "3", "--draws", "200", "--json"]
+    assert main(args) == 0
+    default = json.loads(capsys.readouterr().out)
+    assert main([*args, "--clip", "1e-12"]) == 0
+    assert json.loads(capsys.readouterr().out)["params"] == default["params"]
+    assert main(["recalibrate", "digits-logreg", "--method", "isotonic", "--clip", "1e-3"]) == 2
+    assert main(["recalibrate", "digits-logreg", "--method", "platt", "--clip", "0.9"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 2 and "--clip" in err

@@ -26,11 +26,26 @@ def test_smooth_ece_matches_relplot_away_from_the_boundary(rng, n):
 @pytest.mark.slow
 def test_smooth_ece_on_cifar100_both_endpoint_rules(cifar100):
     c, y = cifar100.confidence, cifar100.correct.astype(float)
+    assert int(np.sum(c == 1.0)) == 1134
     ref = relplot.smECE(c, y)
     assert round(ref, 4) == 0.1083
-    assert smooth_ece(c, y, endpoints="relplot") == pytest.approx(ref, abs=2e-5)
-    # the reflection principle gives the 1,134 confidences equal to 1 their mirror image too
-    assert round(smooth_ece(c, y), 4) == 0.0982
+    # the default follows relplot (issue 20): equal up to relplot's grid rounding of the scores
+    assert smooth_ece(c, y) == pytest.approx(ref, abs=2e-5)
+    assert smooth_ece(c, y, endpoints="relplot") == smooth_ece(c, y)
+    # the reflection principle gives the 1,134 confidences equal to 1 their mirror image too: 0.010 lower
+    assert round(smooth_ece(c, y, endpoints="reflect"), 4) == 0.0982
+
+
+def test_default_follows_relplot_with_many_scores_exactly_one(rng):
+    # a quarter of the scores exactly 1.0 (as CIFAR-100's 1,134 of 10,000), the rest well inside
+    f = np.concatenate([np.ones(500), rng.uniform(0.3, 0.98, 1500)])
+    y = (rng.uniform(size=2000) < np.where(f == 1.0, 0.9, f)).astype(float)
+    ref, ref_sigma = relplot.smECE(f, y, return_width=True)
+    value, sigma = smooth_ece(f, y, return_sigma=True)
+    assert sigma == ref_sigma
+    assert value == pytest.approx(ref, abs=2e-5)  # relplot's grid rounding (second order)
+    # the other convention is a different number here (mirror images of the 500 scores at 1)
+    assert abs(smooth_ece(f, y, endpoints="reflect") - ref) > 1e-3
 
 
 def test_smooth_curve_matches_relplot_and_a_calibrated_model_is_flat(rng):
