@@ -244,7 +244,10 @@ def finish(result: Any, args: argparse.Namespace, command: str, *, name: str | N
     """
     diag = getattr(result, "diagnostics", None) or {}
     message = diagnostics_message(diag)
-    if payload is None:
+    wants_json = bool(getattr(args, "json", False))
+    if payload is None and wants_json:
+        # only a JSON answer pays for the JSON's extras (e.g. the calibration decision's operating
+        # characteristics, a simulation of seconds); the sentence comes from the result itself
         payload = result.to_json() if hasattr(result, "to_json") else {}
     sentence = payload.get("sentence") if isinstance(payload, dict) else None
     if sentence is None and hasattr(result, "sentence"):
@@ -263,7 +266,7 @@ def finish(result: Any, args: argparse.Namespace, command: str, *, name: str | N
             save_outputs(result, args, name or command, sentence=sentence)
         except PbassessError as exc:  # still print the result; the exit status says the files are missing
             save_error = exc
-    if getattr(args, "json", False):
+    if wants_json:
         emit_json(payload)
     else:
         if sentence:
