@@ -3,11 +3,12 @@
 For every pool (ACS employment per year, SVHN, CIFAR-100, the fairness sets with their LR
 classifier) and n in (100, 200, 500, 1000) (only n <= N / 3), R random label draws; per draw:
 
-* classical: n items drawn uniformly, Wald (CLT) interval of their mean correctness;
-* PPI++: the same n labels plus the confidences of the other N - n items, power-tuned lambda;
+* classical: n items drawn uniformly, the exact Clopper-Pearson interval of their mean correctness;
+* PPI++: the same n labels plus the confidences of the other N - n items, power-tuned lambda,
+  boundary-aware (the hull with Clopper-Pearson with fewer than 10 labeled errors);
 * Bayes: the same labels, cells = 10 equal-mass confidence bins, confidence-informed prior
   with offset / slope / strength learned from the labels (EB mode + Laplace, exact Beta
-  posteriors, finite-pool posterior predictive), 95% HDI;
+  posteriors, finite-pool posterior predictive), 95% equal-tailed credible interval;
 * active: n labels in expectation chosen by the uncertainty rule (sqrt(c (1 - c)) mixed 80/20
   with uniform, 10 adaptive batches) and the inverse-probability-weighted PPI estimator with its
   skewness-corrected (Johnson) interval.

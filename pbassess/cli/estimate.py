@@ -9,8 +9,13 @@ DATA is a registered name or a prediction file. ``--labels N`` keeps the true la
 items drawn at random (seeded by ``--seed``) and hides the rest, to see what N labels buy.
 ``--json`` prints one object::
 
-    {"metric": ..., "groups": [...], "methods": {"<name>": {"mean": [...], "ci": [[lo, hi], ...]}},
+    {"metric": ..., "groups": [...],
+     "methods": {"<name>": {"mean": [...], "ci": [[lo, hi], ...], "reason": [null or "<why no interval>", ...]}},
      "n_labeled": ..., "n_unlabeled": ..., ...}
+
+Where a method gives no interval for a group (no labels, one labeled item, a CLT interval of labels that
+are all equal) its ``ci`` is ``[null, null]`` and ``reason`` says why; the sentence says
+``no interval: <reason>``. Intervals of accuracy and error lie in [0, 1].
 """
 
 from __future__ import annotations
@@ -96,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
     if args.labels is not None:
         preds = hide_labels(preds, args.labels, seed=seed)
     kwargs = opt.inference_kwargs(args)
+    _check_estimate_memory(preds, args, methods, kwargs)
     with opt.progress(args):
         # the flag --method is the API's methods=
         result = estimate(preds, by=args.by, metric=args.metric, methods=args.method, ci_prob=opt.ci_prob_value(args),
@@ -109,6 +115,29 @@ def run(args: argparse.Namespace) -> int:
                   f"strength {pr['strength']:.1f} pseudo-labels")
 
     return opt.finish(result, args, "estimate", text=table)
+
+
+def _check_estimate_memory(preds: Any, args: argparse.Namespace, methods: list[str], kwargs: dict[str, Any]) -> None:
+    """Refuse in one line, before fitting, a Bayesian estimate whose draws x cells would not fit in memory."""
+    from pbassess.inference import total_draws
+    from pbassess.inference.memory import check_memory
+
+    bins = int(args.bins)
+    check_memory(48.0 * bins, f"--bins {bins:,}", "use a smaller --bins")  # the bin edges and their quantiles
+    if "bayes" not in methods and "all" not in methods:
+        return
+    try:
+        from pbassess.estimation.items import region_codes
+
+        n_groups = len(region_codes(preds, args.by)[1])
+    except Exception:  # noqa: BLE001 - a bad --by is reported by the estimate itself, in one line
+        return
+    draws = total_draws(kwargs.get("inference", "conjugate"), kwargs.get("draws"), kwargs.get("sample_kwargs"))
+    cells = n_groups * min(bins, max(int(preds.n_items), 1))
+    # hyperparameter draws, Beta parameters, accuracy draws and their temporaries: about six draws x cells arrays
+    check_memory(48.0 * draws * cells, f"the Bayesian estimate over {n_groups:,} groups x {min(bins, preds.n_items):,} "
+                 f"bins with {draws:,} draws", "use a --by with fewer groups, a smaller --bins or --draws, or "
+                 "--method without bayes")
 
 
 #: Options of ``pbassess simulate`` that the adaptive and the estimation paths do not use: (dest, flag, paths).
@@ -187,6 +216,13 @@ def run_simulation(args: argparse.Namespace) -> int:
         return 0
     from pbassess.active.adaptive import simulate_adaptive
     from pbassess.active.evaluation import labels_to_mrr
+    from pbassess.inference.memory import check_memory
+
+    n_arms = pred.n_classes
+    n_logs = -(-(args.budget or pred.n_items) // (100 if args.log_every is None else args.log_every))
+    # per run: its label order (one byte per item), the Beta parameters and draws per arm, the logged curves
+    check_memory(float(args.runs) * (2 * pred.n_items + 128 * n_arms + 64 * n_logs),
+                 f"--prior adaptive with --runs {args.runs:,} on {pred.n_items:,} items", "use a smaller --runs")
 
     args.top_m = 1 if args.top_m is None else args.top_m
     args.log_every = 100 if args.log_every is None else args.log_every

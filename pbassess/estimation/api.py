@@ -15,14 +15,14 @@ method         estimate of each region's mean of the per-item statistic, and its
                with one label falls back to the classical interval (lambda = 0)
 ``ppi-wald``   PPI++ with the plain CLT interval, ``ppi_py.ppi_mean_ci`` (clipped to [0, 1] for
                0/1 statistics, NaN where its width is 0; the ``ppi`` interval before 0.x)
-``bayes``      posterior mean and HDI of the region's pool accuracy with the confidence-informed
+``bayes``      posterior mean and equal-tailed credible interval of the region's pool accuracy with the confidence-informed
                hierarchical prior (:mod:`pbassess.estimation.bayes`; accuracy only)
 =============  ==================================================================================
 
 No interval of width zero is reported: where a method cannot give one (no labels; a CLT
 interval of labels that are all equal, e.g. one labeled item) its bounds are NaN and
 :func:`estimate` warns. Intervals of 0/1 statistics lie in [0, 1]. Coverage of each method at
-the boundary: ``benchmarks/interval_coverage.py``.
+the boundary: ``benchmarks/coverage.py``.
 
 Labeled items are taken to be a uniform random sample of the pool (of each region).
 """
@@ -41,7 +41,7 @@ from pbassess.counting import cell_counts as core_counts
 from pbassess.data.predictions import Predictions
 from pbassess.errors import ConfigError
 from pbassess.estimation.bayes import bayes_estimate, cell_counts
-from pbassess.estimation.frequentist import classical_interval, ppi_mean_interval
+from pbassess.estimation.frequentist import classical_intervals, ppi_mean_intervals
 from pbassess.estimation.items import item_statistic, region_codes
 from pbassess.estimation.methods import LEGACY_METHODS, METHODS
 from pbassess.estimation.result import BayesEstimateResult, counts_dataset
@@ -75,7 +75,7 @@ def estimate(preds: Any, *, by: str | None = None, metric: Any = "accuracy",
              bins: int = DEFAULT_BINS, inference: str = "conjugate", draws: int | None = None,
              sample_kwargs: dict[str, Any] | None = None, seed: Any = None,
              region_offsets: bool = True) -> EstimationResult:
-    """Estimate a mean-of-items metric per region with classical, PPI++ and Bayesian intervals.
+    r"""Estimate a mean-of-items metric per region with classical, PPI++ and Bayesian intervals.
 
     Parameters
     ----------
@@ -89,7 +89,7 @@ def estimate(preds: Any, *, by: str | None = None, metric: Any = "accuracy",
         From :data:`METHODS`, or ``"all"`` (every applicable method but the legacy ``wald`` and
         ``ppi-wald``, which are given by name).
     ci_prob : float
-        Coverage of the confidence intervals and mass of the HDI.
+        Coverage of the confidence intervals and mass of the Bayesian credible interval.
     bins : int
         Equal-mass confidence bins per region of the Bayesian prior.
     inference : {"conjugate", "nuts"}
@@ -114,6 +114,37 @@ def estimate(preds: Any, *, by: str | None = None, metric: Any = "accuracy",
         One row per (estimator, group); with ``inference="nuts"`` its ``bayes`` is the Bayesian
         method's fit on the DataTree contract
         (:class:`~pbassess.estimation.result.BayesEstimateResult`).
+
+    Notes
+    -----
+    Within a region, :math:`Y_i` is the statistic of labeled item :math:`i = 1, \dots, n` and
+    :math:`f_i` its prediction from the model's scores; :math:`N` items are unlabeled.
+    ``classical`` uses :math:`\bar Y`; ``ppi`` (PPI++) uses the predictions of every item,
+
+    .. math::
+
+       \hat\theta_\lambda = \lambda\, \bar f_{U} + \frac{1}{n} \sum_{i=1}^{n} (Y_i - \lambda f_i),
+       \qquad
+       \lambda = \operatorname{clip}_{[0, 1]}
+       \frac{\widehat{\mathrm{Cov}}(Y, f)}{(1 + n/N)\, \widehat{\mathrm{Var}}(f)},
+
+    with the interval
+    :math:`\hat\theta_\lambda \pm z \sqrt{\widehat{\mathrm{Var}}(Y - \lambda f)/n + \lambda^2 \widehat{\mathrm{Var}}(f_U)/N}`.
+    ``bayes`` (accuracy) splits each region :math:`r` into equal-mass confidence cells :math:`c`
+    with :math:`N_c` items, :math:`n_c` labeled, :math:`y_c` correct, mean confidence :math:`\bar p_c`:
+
+    .. math::
+
+       \theta_c \sim \mathrm{Beta}\big(\mu_c \tau, (1 - \mu_c) \tau\big), \quad
+       \operatorname{logit} \mu_c = a + u_{r(c)} + b \operatorname{logit} \bar p_c, \quad
+       y_c \mid \theta_c \sim \mathrm{Binomial}(n_c, \theta_c),
+
+       \text{accuracy}_r = \frac{1}{N_r} \sum_{c \in r} \big(y_c + \tilde y_c\big), \qquad
+       \tilde y_c \sim \mathrm{Binomial}(N_c - n_c, \theta_c),
+
+    with :math:`a, b, \log\tau` learned from every cell's labels and region offsets
+    :math:`u_r \sim \mathcal{N}(0, \sigma^2)`, :math:`\sigma \sim \mathrm{HalfNormal}(1)` (with
+    ``region_offsets`` and labels in two or more regions; else :math:`u_r = 0`).
 
     Examples
     --------
@@ -150,20 +181,28 @@ def estimate(preds: Any, *, by: str | None = None, metric: Any = "accuracy",
     n_groups = len(groups)
     out = {v: np.full((len(names), n_groups), np.nan) for v in ("mean", "lower", "upper")}
     lam = np.full(n_groups, np.nan)
-    for g in range(n_groups):
-        in_g = codes == g
-        lab_g, unl_g = in_g & labeled, in_g & ~labeled
-        for i, m in enumerate(names):
-            if m in _CLASSICAL_KIND:
-                res = classical_interval(y_all[lab_g], ci_prob, _CLASSICAL_KIND[m])
-            elif m in ("ppi", "ppi-wald") and (not unl_g.any() or lab_g.sum() < 2):
-                res = classical_interval(y_all[lab_g], ci_prob, "auto" if m == "ppi" else "wald")
-            elif m in ("ppi", "ppi-wald"):
-                *res, lam[g] = ppi_mean_interval(y_all[lab_g], f_all[lab_g], f_all[unl_g], ci_prob,
-                                                 kind="auto" if m == "ppi" else "wald")
-            else:
-                continue
-            out["mean"][i, g], out["lower"][i, g], out["upper"][i, g] = res
+    # every group at once (estimate --by over thousands of groups); the same numbers as the group-by-group
+    # functions classical_interval / ppi_mean_interval (tested)
+    lab_idx = np.flatnonzero(labeled)
+    unl_idx = np.flatnonzero(~labeled)
+    y_lab, g_lab, g_unl = y_all[lab_idx], codes[lab_idx], codes[unl_idx]
+    n_lab_g = np.bincount(g_lab, minlength=n_groups)
+    n_unl_g = np.bincount(g_unl, minlength=n_groups)
+    for i, m in enumerate(names):
+        if m in _CLASSICAL_KIND:
+            res = classical_intervals(y_lab, g_lab, n_groups, ci_prob, _CLASSICAL_KIND[m])
+        elif m in ("ppi", "ppi-wald"):
+            kind = "auto" if m == "ppi" else "wald"
+            *res, lam_m = ppi_mean_intervals(y_lab, f_all[lab_idx], g_lab, f_all[unl_idx], g_unl, n_groups, ci_prob,
+                                             kind=kind)
+            # a group without unlabeled items or with one label: the classical interval (lambda = 0)
+            fallback = (n_unl_g == 0) | (n_lab_g < 2)
+            classical = classical_intervals(y_lab, g_lab, n_groups, ci_prob, kind)
+            res = [np.where(fallback, c, r) for c, r in zip(classical, res, strict=True)]
+            lam = np.where(fallback, np.nan, lam_m)
+        else:
+            continue
+        out["mean"][i], out["lower"][i], out["upper"][i] = res
     n_pool = core_counts(codes, n_groups)
     n_lab = core_counts(codes, n_groups, labeled).astype(int)
     idata, prior, diagnostics, bayes = None, {}, None, None
@@ -203,7 +242,7 @@ def estimate(preds: Any, *, by: str | None = None, metric: Any = "accuracy",
 def _check_widths(out: dict[str, np.ndarray], names: list[str], groups: list[str]) -> None:
     """No zero-width frequentist interval leaves :func:`estimate`; warn where a method gives none (NaN bounds).
 
-    The Bayesian HDI is of the pool's accuracy, a finite-pool quantity: it has width 0 when every
+    The Bayesian interval is of the pool's accuracy, a finite-pool quantity: it has width 0 when every
     item of the region is labeled (the accuracy is then known), so it is not asserted here.
     """
     width = out["upper"] - out["lower"]
@@ -230,6 +269,12 @@ class EstimationResult(AssessmentResult):
     several estimators is not one posterior, so the DataTree contract holds on the Bayesian
     part: ``bayes`` is its NUTS fit (:class:`~pbassess.estimation.result.BayesEstimateResult`;
     ``None`` for the fast path or without the Bayesian method).
+
+    Parameters
+    ----------
+    posterior, counts, prior, data_summary, engine, inference, ci_prob, idata, diagnostics, options, model
+        As for :class:`~pbassess.results.AssessmentResult`. Results are built by the assessment
+        functions and by :func:`pbassess.load_result`; there is seldom a reason to construct one.
 
     Examples
     --------
@@ -269,12 +314,40 @@ class EstimationResult(AssessmentResult):
     def groups(self) -> list[str]:
         return [str(g) for g in self.posterior["group"].values]
 
+    def reasons(self) -> dict[str, list[str | None]]:
+        """Per method, per group: why there is no interval (``None`` where there is one).
+
+        ``"no labeled items"``, ``"one labeled item"`` (a CLT interval needs two), or ``"the labeled
+        values are all equal"`` (a Wald or PPI++ CLT interval would have width 0).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from pbassess import Predictions
+        >>> p = Predictions.from_top1([0] * 6, [.9] * 6, [0, 0, 1, -1, -1, -1], classes=["a", "b"],
+        ...                           groups={"g": ["x", "x", "y", "y", "z", "z"]})
+        >>> estimate(p, by="g", methods="wald,classical").reasons()["wald"]
+        ['the labeled values are all equal', 'one labeled item', 'no labeled items']
+        """
+        n_lab = self.counts["n_labeled"].to_numpy()
+        out = {}
+        for m in self.methods:
+            p = self.posterior.sel(estimator=m)
+            missing = ~(np.isfinite(p["lower"].to_numpy()) & np.isfinite(p["upper"].to_numpy()))
+            out[m] = [None if not miss else "no labeled items" if n == 0 else "one labeled item" if n == 1
+                      else "the labeled values are all equal" for miss, n in zip(missing, n_lab, strict=True)]
+        return out
+
     def summary(self):
-        """One row per (estimator, group): estimate, interval, width, labeled and pool sizes."""
+        """One row per (estimator, group): estimate, interval, width, labeled and pool sizes, and why there is no interval."""
         df = self.posterior[["mean", "lower", "upper"]].to_dataframe().reset_index()
         df["width"] = df["upper"] - df["lower"]
         sizes = self.counts.to_dataframe().reset_index()
-        return df.merge(sizes, on="group")
+        df = df.merge(sizes, on="group")
+        reasons = self.reasons()
+        index = {g: j for j, g in enumerate(self.groups)}
+        df["no_interval"] = [reasons[m][index[g]] or "" for m, g in zip(df["estimator"], df["group"], strict=True)]
+        return df
 
     def sentence(self) -> str:
         metric = self.options.get("metric", "metric")
@@ -283,8 +356,11 @@ class EstimationResult(AssessmentResult):
         g = self.groups[0]
         n_lab = int(self.counts["n_labeled"].sum())
         n_unl = int(self.counts["n_pool"].sum()) - n_lab
-        text = (f"{metric} of {g}: {float(p['mean'].sel(group=g)):.3f} "
-                f"[{float(p['lower'].sel(group=g)):.3f}, {float(p['upper'].sel(group=g)):.3f}] by {best}, "
+        mean, lo, hi = (float(p[v].sel(group=g)) for v in ("mean", "lower", "upper"))
+        shown = "no estimate" if not np.isfinite(mean) else f"{mean:.3f}"
+        shown += (f" [{lo:.3f}, {hi:.3f}]" if np.isfinite(lo) and np.isfinite(hi)
+                  else f" (no interval: {self.reasons()[best][0]})")
+        text = (f"{metric} of {g}: {shown} by {best}, "
                 f"from {n_lab} labels and {n_unl} unlabeled predictions")
         if "classical" in self.methods and best != "classical":
             w = self.posterior["upper"] - self.posterior["lower"]
@@ -294,12 +370,17 @@ class EstimationResult(AssessmentResult):
         return text + ("" if len(self.groups) == 1 else f"; {len(self.groups)} groups in all")
 
     def to_json(self) -> dict[str, Any]:
-        """``{"metric", "groups", "methods": {name: {"mean", "ci"}}, "n_labeled", "n_unlabeled", ...}``."""
+        """``{"metric", "groups", "methods": {name: {"mean", "ci", "reason"}}, "n_labeled", "n_unlabeled", ...}``.
+
+        ``ci`` is null (NaN) where the method gives no interval and ``reason`` says why (null elsewhere).
+        """
+        reasons = self.reasons()
         methods = {}
         for m in self.methods:
             p = self.posterior.sel(estimator=m)
             methods[m] = {"mean": p["mean"].values.tolist(),
-                          "ci": np.stack([p["lower"].values, p["upper"].values], axis=-1).tolist()}
+                          "ci": np.stack([p["lower"].values, p["upper"].values], axis=-1).tolist(),
+                          "reason": reasons[m]}
         n_lab = int(self.counts["n_labeled"].sum())
         return {
             "metric": self.options.get("metric", "accuracy"), "groups": self.groups, "methods": methods,

@@ -28,6 +28,12 @@ class BayesEstimateResult(AssessmentResult):
     with region offsets, ``region_sd`` and ``region_offset``; ``counts`` holds ``n_labeled`` and
     ``n_pool`` per region.
 
+    Parameters
+    ----------
+    posterior, counts, prior, data_summary, engine, inference, ci_prob, idata, diagnostics, options, model
+        As for :class:`~pbassess.results.AssessmentResult`. Results are built by the assessment
+        functions and by :func:`pbassess.load_result`; there is seldom a reason to construct one.
+
     Examples
     --------
     >>> from pbassess.data.examples import example_pool
@@ -62,15 +68,15 @@ class BayesEstimateResult(AssessmentResult):
                                       region_offsets="region_offset" in self.posterior, regions=names)
 
     def summary(self):
-        """One row per region: posterior mean, HDI and sd of the pool accuracy, labeled and pool items."""
+        """One row per region: posterior mean, equal-tailed credible interval and sd of the pool accuracy, labeled and pool items."""
         import pandas as pd
 
-        from pbassess.stats.intervals import hdi_from_draws
+        from pbassess.estimation.bayes import equal_tailed_interval
 
         acc = self.draws("accuracy")
-        hdi = hdi_from_draws(acc, self.ci_prob, axis=0)
+        ci = equal_tailed_interval(acc, self.ci_prob, axis=0)
         table = pd.DataFrame({
-            "region": self.regions, "mean": acc.mean(axis=0), "hdi_low": hdi[:, 0], "hdi_high": hdi[:, 1],
+            "region": self.regions, "mean": acc.mean(axis=0), "ci_low": ci[:, 0], "ci_high": ci[:, 1],
             "sd": acc.std(axis=0), "n_labeled": self.counts["n_labeled"].to_numpy(),
             "n_pool": self.counts["n_pool"].to_numpy(),
         })
@@ -81,8 +87,8 @@ class BayesEstimateResult(AssessmentResult):
         row = table.iloc[0]
         n_lab = int(self.counts["n_labeled"].sum())
         n_unl = int(self.counts["n_pool"].sum()) - n_lab
-        text = (f"accuracy of {row['region']}: {row['mean']:.3f} [{row['hdi_low']:.3f}, {row['hdi_high']:.3f}] "
-                f"({self.ci_prob:.0%} HDI of the pool's accuracy, confidence-informed prior, NUTS), "
+        text = (f"accuracy of {row['region']}: {row['mean']:.3f} [{row['ci_low']:.3f}, {row['ci_high']:.3f}] "
+                f"({self.ci_prob:.0%} equal-tailed credible interval of the pool's accuracy, confidence-informed prior, NUTS), "
                 f"from {n_lab} labels and {n_unl} unlabeled predictions")
         if len(table) > 1:
             text += f"; {len(table)} regions in all"
@@ -93,19 +99,19 @@ class BayesEstimateResult(AssessmentResult):
         table = self.summary()
         return self.with_envelope({
             "regions": self.regions, "mean": table["mean"].tolist(),
-            "ci": table[["hdi_low", "hdi_high"]].to_numpy().tolist(),
+            "ci": table[["ci_low", "ci_high"]].to_numpy().tolist(),
             "n_labeled": table["n_labeled"].tolist(), "n_pool": table["n_pool"].tolist(), "prior": self.prior,
         })
 
     def plot(self, ax=None, **kwargs: Any):
-        """Posterior mean and HDI of each region's pool accuracy; returns the Axes."""
+        """Posterior mean and equal-tailed credible interval of each region's pool accuracy; returns the Axes."""
         import matplotlib.pyplot as plt
 
         table = self.summary()
         if ax is None:
             _, ax = plt.subplots(figsize=(max(4.0, 0.6 * len(table) + 2), 3.2))
         x = np.arange(len(table))
-        ax.errorbar(x, table["mean"], yerr=[table["mean"] - table["hdi_low"], table["hdi_high"] - table["mean"]],
+        ax.errorbar(x, table["mean"], yerr=[table["mean"] - table["ci_low"], table["ci_high"] - table["mean"]],
                     fmt="o", capsize=3, **kwargs)
         ax.set_xticks(x, table["region"], rotation=30 if len(table) > 4 else 0)
         ax.set_ylabel("pool accuracy")

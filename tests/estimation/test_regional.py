@@ -7,7 +7,14 @@ from scipy import special
 from pbassess.estimation import bayes_estimate, cell_counts
 from pbassess.estimation.bayes import confidence_prior_model
 from pbassess.estimation.eb import _logit_conf
-from pbassess.estimation.regional import _design, _hessian, _hessian_numeric, fit_regional_prior
+from pbassess.estimation.regional import (
+    _ArrowPrecision,
+    _Cells,
+    _hessian,
+    _hessian_arrow,
+    _hessian_numeric,
+    fit_regional_prior,
+)
 
 
 def _pool(seed, offsets, n_items=8000, strength=400.0, label_share=0.03):
@@ -34,13 +41,35 @@ def test_exact_hessian_equals_differences_of_the_gradient():
     region = np.repeat(np.arange(3), 8)
     n = rng.integers(0, 30, c.size).astype(float)
     k = rng.binomial(n.astype(int), c).astype(float)
-    args = (n, k, _design(_logit_conf(c), region, 3))
+    data = _Cells(n, k, _logit_conf(c), region, 3)
     for _ in range(5):
         phi = np.concatenate([rng.normal(0, 1, 2), [rng.uniform(0, 7)], rng.normal(0, 0.5, 3)])
-        exact = _hessian(phi, 0.6, *args)
-        numeric = _hessian_numeric(phi, 0.6, args)
+        exact = _hessian(phi, 0.6, data)
+        numeric = _hessian_numeric(phi, 0.6, data)
         # central differences with step 1e-5: error ~1e-9 relative
         np.testing.assert_allclose(exact, numeric, atol=1e-5 * max(1.0, np.abs(numeric).max()))
+
+
+def test_arrow_precision_solves_and_draws_as_the_dense_matrix():
+    """The O(R) Schur-complement algebra of the fit equals dense linear algebra on the assembled precision."""
+    rng = np.random.default_rng(4)
+    regions = 40
+    c = rng.uniform(0.55, 0.98, 200)
+    region = rng.integers(0, regions, 200)
+    n = rng.integers(0, 6, 200).astype(float)
+    k = rng.binomial(n.astype(int), c).astype(float)
+    data = _Cells(n, k, _logit_conf(c), region, regions)
+    phi = np.concatenate([[0.2, 0.9, 3.0], rng.normal(0, 0.3, regions)])
+    precision = -_hessian(phi, 0.5, data)
+    assert np.linalg.eigvalsh(precision).min() > 0              # a concave point: no flooring involved
+    arrow = _ArrowPrecision(*_hessian_arrow(phi, 0.5, data), floor=1e-6)
+    g = rng.normal(size=phi.size)
+    np.testing.assert_allclose(arrow.solve(g), np.linalg.solve(precision, g), rtol=1e-8, atol=1e-10)
+    assert arrow.logdet() == pytest.approx(np.linalg.slogdet(precision)[1], rel=1e-10)
+    # draws: exactly z = L^-T eps for a factor of the precision, so their covariance is P^-1
+    eps = rng.standard_normal((4, phi.size))
+    z = arrow.draw(eps)
+    np.testing.assert_allclose(np.einsum("si,ij,sj->s", z, precision, z), np.einsum("si,si->s", eps, eps), rtol=1e-8)
 
 
 @pytest.mark.slow
