@@ -36,7 +36,7 @@ _EXPORTS = {
     "beta_metric_draws": "pbassess.calibration.posterior",
     "calibration_decision": "pbassess.calibration.posterior",
     "compare_ece_estimators": "pbassess.calibration.posterior",
-    "operating_characteristics": "pbassess.calibration.posterior",
+    "operating_characteristics": "pbassess.calibration.shrinkage",
     "pool_bins": "pbassess.calibration.posterior",
     "METHODS": "pbassess.calibration.recalibration",
     "apply_top1": "pbassess.calibration.recalibration",

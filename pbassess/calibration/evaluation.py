@@ -178,8 +178,7 @@ def paired_ece_draws(conf_before: Any, conf_after: Any, correct: Any, bins: int 
     expected = theta * n  # expected correct items per cell, per draw
 
     def ece(bin_of_cell: np.ndarray, scores: np.ndarray, item_bin: np.ndarray) -> np.ndarray:
-        summed = np.zeros((int(n_draws), n_bins))
-        np.add.at(summed.T, bin_of_cell, expected.T)
+        summed = cell_counts(np.broadcast_to(bin_of_cell, expected.shape), n_bins, weights=expected)
         return np.abs(summed - cell_counts(item_bin, n_bins, scores)[None, :]).sum(axis=1) / sb.size
 
     return ece(cells // n_bins, sb, ib), ece(cells % n_bins, sa, ia)

@@ -47,8 +47,8 @@ from pbassess.calibration.posterior import DEFAULT_EPS, MIN_LABELS
 from pbassess.calibration.shrinkage import shrinkage_posterior
 from pbassess.stats import hdi_from_draws
 from pbassess.stats.calibration import (
-    mean_bin_gap_from_draws,
     mce_from_draws,
+    mean_bin_gap_from_draws,
     plugin_ece,
     prob_below,
     rmsce_from_draws,

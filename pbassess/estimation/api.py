@@ -186,8 +186,8 @@ def estimate(preds: Any, *, by: str | None = None, metric: Any = "accuracy",
     lab_idx = np.flatnonzero(labeled)
     unl_idx = np.flatnonzero(~labeled)
     y_lab, g_lab, g_unl = y_all[lab_idx], codes[lab_idx], codes[unl_idx]
-    n_lab_g = np.bincount(g_lab, minlength=n_groups)
-    n_unl_g = np.bincount(g_unl, minlength=n_groups)
+    n_lab_g = core_counts(g_lab, n_groups)
+    n_unl_g = core_counts(g_unl, n_groups)
     for i, m in enumerate(names):
         if m in _CLASSICAL_KIND:
             res = classical_intervals(y_lab, g_lab, n_groups, ci_prob, _CLASSICAL_KIND[m])

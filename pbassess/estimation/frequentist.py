@@ -44,6 +44,7 @@ import numpy as np
 from scipy import stats
 
 from pbassess.constants import CI_PROB
+from pbassess.counting import cell_counts
 from pbassess.errors import ConfigError, DataError
 
 __all__ = ["BOUNDARY_COUNT", "CLASSICAL_KINDS", "PPI_KINDS", "classical_interval", "classical_intervals", "ppi_lambda",
@@ -260,11 +261,11 @@ def ppi_mean_interval(y: Any, f_labeled: Any, f_unlabeled: Any, ci_prob: float =
 # ----------------------------------------------------------------------------- many groups at once
 def _group_mean_var(values: np.ndarray, codes: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Count, mean and population variance (two-pass, as ``np.var``) of ``values`` per group code."""
-    count = np.bincount(codes, minlength=n_groups).astype(float)
+    count = cell_counts(codes, n_groups).astype(float)
     with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.bincount(codes, weights=values, minlength=n_groups) / count
+        mean = cell_counts(codes, n_groups, weights=values) / count
         dev = values - mean[codes]
-        var = np.bincount(codes, weights=dev * dev, minlength=n_groups) / count
+        var = cell_counts(codes, n_groups, weights=dev * dev) / count
     return count, mean, var
 
 
@@ -318,8 +319,8 @@ def classical_intervals(values: Any, codes: Any, n_groups: int, ci_prob: float =
     g = np.asarray(codes, dtype=np.int64).ravel()
     z = _z(ci_prob)
     n, mean, var = _group_mean_var(y, g, n_groups)
-    binary = np.bincount(g, weights=((y != 0) & (y != 1)).astype(float), minlength=n_groups) == 0
-    k = np.bincount(g, weights=y, minlength=n_groups)
+    binary = cell_counts(g, n_groups, weights=((y != 0) & (y != 1)).astype(float)) == 0
+    k = cell_counts(g, n_groups, weights=np.asarray(y, dtype=float))
     empty = n == 0
     if kind in ("wilson", "agresti-coull", "exact", "beta") and not binary[~empty].all():
         raise DataError(f"the {kind} interval needs 0/1 values (e.g. accuracy); use kind='wald'")
@@ -381,11 +382,11 @@ def ppi_mean_intervals(y: Any, f_labeled: Any, codes_labeled: Any, f_unlabeled: 
     _, f_mean, _ = _group_mean_var(f, gl, n_groups)
     ok = (n >= 2) & (big_n >= 1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        cov = np.bincount(gl, weights=(yv - y_mean[gl]) * (f - f_mean[gl]), minlength=n_groups) / n
+        cov = cell_counts(gl, n_groups, weights=(yv - y_mean[gl]) * (f - f_mean[gl])) / n
         both = np.concatenate([f, fu])
         gb = np.concatenate([gl, gu])
         total, both_mean, _ = _group_mean_var(both, gb, n_groups)
-        var_f = np.bincount(gb, weights=(both - both_mean[gb]) ** 2, minlength=n_groups) / (total - 1)
+        var_f = cell_counts(gb, n_groups, weights=(both - both_mean[gb]) ** 2) / (total - 1)
         lam = np.where(var_f > 0, np.clip(cov / ((1 + n / big_n) * var_f), 0.0, 1.0), 0.0)
         rect = yv - lam[gl] * f
         _, rect_mean, rect_var = _group_mean_var(rect, gl, n_groups)
@@ -393,8 +394,8 @@ def ppi_mean_intervals(y: Any, f_labeled: Any, codes_labeled: Any, f_unlabeled: 
         mean = lam * fu_mean + rect_mean
         se = np.sqrt(fu_var / big_n + rect_var / n)
     lo, hi = mean - z * se, mean + z * se
-    binary = np.bincount(gl, weights=((yv != 0) & (yv != 1)).astype(float), minlength=n_groups) == 0
-    k = np.bincount(gl, weights=yv, minlength=n_groups)
+    binary = cell_counts(gl, n_groups, weights=((yv != 0) & (yv != 1)).astype(float)) == 0
+    k = cell_counts(gl, n_groups, weights=np.asarray(yv, dtype=float))
     if kind == "auto":
         hull = binary & (np.minimum(k, n - k) < BOUNDARY_COUNT)
         e_lo, e_hi = _exact_bounds(k, n, ci_prob)

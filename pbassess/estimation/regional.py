@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
+from pbassess.counting import cell_counts
 from pbassess.estimation.eb import _BOUNDS, HYPERPRIOR, _logit_conf, fit_confidence_prior
 from pbassess.pymc_models.estimation import (
     SIGMA_PRIOR_SCALE,  # scale of sigma's HalfNormal prior (one copy)
@@ -97,7 +98,7 @@ class _Cells:
 
     def per_region(self, values: np.ndarray) -> np.ndarray:
         """Sum of per-cell values over each region's cells: (R,)."""
-        return np.bincount(self.region, weights=values, minlength=self.n_regions)
+        return cell_counts(self.region, self.n_regions, weights=np.asarray(values, dtype=float))
 
 
 def _design(x: np.ndarray, region: np.ndarray, n_regions: int) -> np.ndarray:
