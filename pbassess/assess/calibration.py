@@ -147,7 +147,7 @@ def assess_calibration(
     prior: str = "diagonal",
     labels: Any = None,
 ) -> CalibrationResult:
-    """Bayesian reliability diagram, posterior ECE, and classwise ECE and bias.
+    r"""Bayesian reliability diagram, posterior ECE, and classwise ECE and bias.
 
     Parameters
     ----------
@@ -192,6 +192,24 @@ def assess_calibration(
         ``bins`` < 1 or bad edges, unknown binning or inference, bad pseudocount / draws /
         ci_prob; sizes that would not fit in memory (say which option to change).
 
+    Notes
+    -----
+    Bin :math:`b` holds a share :math:`w_b` of the pool with mean score :math:`s_b`; :math:`y_b` of
+    its :math:`n_b` labeled items are correct. Each bin's accuracy has a prior centred on the
+    diagonal and the ECE is a function of the bin accuracies:
+
+    .. math::
+
+       \theta_b \sim \mathrm{Beta}\big(c\, s_b,\; c\,(1 - s_b)\big), \qquad
+       y_b \mid \theta_b \sim \mathrm{Binomial}(n_b, \theta_b), \qquad
+       \mathrm{ECE} = \sum_b w_b\, \lvert \theta_b - s_b \rvert,
+
+    so each posterior draw of :math:`\theta` gives a draw of the ECE (:math:`c` the ``pseudocount``).
+    The classwise ECE of predicted class :math:`k` is
+    :math:`\sum_b w_{kb} \lvert \theta_{kb} - s_{kb} \rvert` over the cells of class :math:`k`
+    (:math:`w_{kb}` the share of the class's pool items in bin :math:`b`, same prior and likelihood
+    per cell), and its bias is :math:`\bar s_k - \theta_k` with :math:`\theta_k` the class accuracy.
+
     Examples
     --------
     >>> from pbassess import Predictions
@@ -230,6 +248,7 @@ def assess_calibration(
     )
     if not getattr(preds, "is_lazy", False):  # item-level metrics of the JSON (smooth ECE, ...) need the labeled items
         lab = preds.labeled
+        lab = slice(None) if lab.all() else lab  # all labeled: the pool's (read-only) arrays, not copies
         result.labeled_items = {"confidence": preds.confidence[lab], "correct": preds.correct[lab],
                                 "predicted": preds.predicted[lab], "labels": preds.labels[lab],
                                 "probs": None if preds.probs is None else preds.probs[lab]}

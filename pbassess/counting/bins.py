@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 
 from pbassess.constants import DEFAULT_BINS
+from pbassess.counting.equal_width import is_equal_width, truncation_exceptions
+from pbassess.counting.kernels import NUMBA_MIN_ITEMS, equal_width_bins
 from pbassess.errors import ConfigError
 
 __all__ = ["DEFAULT_SKETCH_RESOLUTION", "TOP_LABEL_NUMBA_MIN", "assign_bins", "bin_counts", "class_bin_counts", "equal_mass_edges",
@@ -36,6 +38,15 @@ DEFAULT_SKETCH_RESOLUTION: int = 1 << 16
 
 def resolve_bin_edges(bin_edges: Any = None) -> np.ndarray:
     """Validated bin edges: ``None`` (the default number of equal-width bins), an int, or edges.
+
+    Parameters
+    ----------
+    bin_edges : None, int or array_like
+        ``None``: the default number of equal-width bins; an int: that many; or increasing edges.
+
+    Returns
+    -------
+    ndarray of float
 
     Examples
     --------
@@ -80,6 +91,11 @@ def assign_bins(scores: Any, edges: Any, *, clip: bool = True) -> np.ndarray:
         ``cell_counts(assign_bins(x, e, clip=False), len(e) - 1)`` equals
         ``numpy.histogram(x, e)[0]``.
 
+    Returns
+    -------
+    ndarray of int64
+        Same shape as ``scores``.
+
     Examples
     --------
     >>> assign_bins(np.array([0.0, 0.25, 0.5, 0.99, 1.0]), np.array([0.0, 0.5, 1.0])).tolist()
@@ -90,7 +106,7 @@ def assign_bins(scores: Any, edges: Any, *, clip: bool = True) -> np.ndarray:
     scores = np.asarray(scores, dtype=float)
     edges = np.asarray(edges, dtype=float)
     n_bins = edges.size - 1
-    if n_bins >= 1 and scores.ndim and _is_equal_width(edges):
+    if n_bins >= 1 and scores.ndim and is_equal_width(edges):
         idx = _equal_width_bins(scores, n_bins)
         if not clip:
             idx[~((scores >= 0.0) & (scores <= 1.0))] = -1     # outside, or NaN
@@ -104,65 +120,21 @@ def assign_bins(scores: Any, edges: Any, *, clip: bool = True) -> np.ndarray:
     return np.clip(idx, 0, n_bins - 1).astype(np.int64, copy=False)
 
 
-def _is_equal_width(edges: np.ndarray) -> bool:
-    """Whether ``edges`` are exactly ``numpy.linspace(0, 1, B + 1)`` (the edges of ``B`` equal-width bins)."""
-    n_bins = edges.size - 1
-    return bool(edges[0] == 0.0 and edges[-1] == 1.0 and np.array_equal(edges, _linspace(n_bins)))
-
-
-@lru_cache(maxsize=256)
-def _linspace(n_bins: int) -> np.ndarray:
-    edges = np.linspace(0.0, 1.0, n_bins + 1)
-    edges.flags.writeable = False
-    return edges
-
-
-@lru_cache(maxsize=256)
-def _truncation_exceptions(n_bins: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """Where ``trunc(s * B)`` (float64) and the bin rule disagree for ``linspace(0, 1, B + 1)`` edges.
-
-    ``fl(s * B)`` is non-decreasing in ``s``, so ``trunc(fl(s * B))`` is a step function with
-    one step at each interior edge, like the rule; the two differ only between the point
-    ``t_k`` where the product first reaches ``k`` and the edge ``e_k = linspace[k]`` (a few
-    ulp apart, found here by stepping with ``nextafter``). Returns ``None`` when every step
-    lands on its edge (e.g. ``B`` = 2, 3, 15, 30), else the tables ``lower[b]`` (``-inf`` for
-    ``b = 0``) and ``upper[b]`` (NaN for the last bin: no score moves past it) that :func:`_equal_width_bins`
-    compares against to move a truncated index by one.
-    """
-    edges = _linspace(n_bins)
-    scale = float(n_bins)
-    exact = True
-    for k in range(1, n_bins):
-        x = edges[k]
-        while np.floor(x * scale) >= k:
-            x = np.nextafter(x, -np.inf)
-        while np.floor(x * scale) < k:
-            x = np.nextafter(x, np.inf)
-        if x != edges[k]:
-            exact = False
-            break
-    if exact:
-        return None
-    lower = edges[:-1].copy()
-    lower[0] = -np.inf
-    upper = edges[1:].copy()
-    upper[-1] = np.nan   # nothing (not even +inf) moves up from the last bin
-    return lower, upper
-
-
 def _equal_width_bins(scores: np.ndarray, n_bins: int) -> np.ndarray:
     """The bin rule for ``linspace(0, 1, B + 1)`` edges by multiply-and-truncate, clipped (NaN in the last bin).
 
     ``trunc(s * B)`` after clamping the product into ``[0, B - 1]`` (``fmin``/``fmax`` send NaN
     and +inf to the last bin like the searchsorted rule, and a score of 1 to the last bin: the
     last edge is closed); for the ``B`` whose products round across an edge
-    (:func:`_truncation_exceptions`), two table look-ups move those scores by one bin.
+    (:func:`~pbassess.counting.equal_width.truncation_exceptions`), two table look-ups move those scores by one bin.
     """
+    if scores.size >= NUMBA_MIN_ITEMS:
+        return equal_width_bins(scores, n_bins, truncation_exceptions(n_bins))
     t = np.multiply(scores, float(n_bins))
     np.fmin(t, n_bins - 1, out=t)
     np.fmax(t, 0.0, out=t)
     idx = t.astype(np.int64)
-    tables = _truncation_exceptions(n_bins)
+    tables = truncation_exceptions(n_bins)
     if tables is not None:
         lower, upper = tables
         up = scores >= upper[idx]

@@ -4,7 +4,9 @@ NumPy-backed pools are counted with :func:`numpy.bincount` on one flat cell code
 (sub-blocks of 2**20 items; when the cells outnumber the items, as in a K x K confusion table
 of a few labeled items, the occupied cells are found with ``np.unique`` first); dask-backed
 pools run the same kernel on every chunk (one task per chunk, in parallel) and add the chunk
-tables as integers. :func:`count_tables` counts several tables in the same pass. Float sums are kept in exact fixed point
+tables as integers. Blocks of at least 2**17 items whose keys are ``predicted`` and ``bin`` (what
+calibration and accuracy count) go through one fused numba loop instead
+(:mod:`pbassess.counting.kernels`: the same integer tables, bit for bit). :func:`count_tables` counts several tables in the same pass. Float sums are kept in exact fixed point
 (:mod:`pbassess.counting.exact_sums`), so both paths return the same numbers to the last digit
 whatever the chunking.
 """
@@ -26,6 +28,7 @@ from pbassess.counting.exact_sums import (
 )
 from pbassess.counting.item_stats import ItemStatistic, get_item_statistic
 from pbassess.counting.items import ItemArrays, item_arrays
+from pbassess.counting.kernels import NUMBA_MIN_ITEMS, count_predicted_bins
 from pbassess.errors import ConfigError, DataError
 
 __all__ = ["count_cells", "count_tables"]
@@ -198,16 +201,35 @@ def _count_block(plans: tuple[_Plan, ...], *arrays: np.ndarray, names: tuple[str
     block["predicted"] = block["predicted"].astype(np.int64, copy=False)
     block["label"] = block["label"].astype(np.int64, copy=False)
     block["confidence"] = block["confidence"].astype(np.float64, copy=False)
-    _check_codes(plans[0], block["predicted"], block["label"])
     n = block["predicted"].shape[0]
+    totals = [np.zeros((plan.n_rows, plan.n_cells), dtype=np.int64) for plan in plans]
+    fused = [_fused(plan) if n >= NUMBA_MIN_ITEMS else None for plan in plans]
+    for plan, total, strides in zip(plans, totals, fused, strict=True):
+        if strides is not None and not count_predicted_bins(block["predicted"], block["confidence"], block["label"],
+                                                            plan.n_classes, plan.edges, *strides, plan.labeled_only,
+                                                            total):
+            fused = [None] * len(plans)    # an invalid item: the NumPy kernel below raises its one-line error
+            totals = [np.zeros_like(t) for t in totals]
+            break
+    rest = [i for i, strides in enumerate(fused) if strides is None]
+    if not rest:
+        return totals
+    _check_codes(plans[0], block["predicted"], block["label"])
     k = plans[0].n_classes
     step = SUB_BLOCK if "probs" not in block else max(1, min(SUB_BLOCK, _PROBS_BLOCK_VALUES // max(k, 1)))
-    totals = [np.zeros((plan.n_rows, plan.n_cells), dtype=np.int64) for plan in plans]
     for start in range(0, n, step):
         shared = _shared({key: v[start:start + step] for key, v in block.items()})
-        for plan, total in zip(plans, totals, strict=True):
-            _count_sub_block(plan, shared, total)
+        for i in rest:
+            _count_sub_block(plans[i], shared, totals[i])
     return totals
+
+
+def _fused(plan: _Plan) -> tuple[int, int] | None:
+    """Strides of the predicted class and the bin in the cell code, when the fused loop can count the plan."""
+    if plan.stats or not set(plan.keys) <= {"predicted", "bin"}:
+        return None
+    strides = {key: int(np.prod(plan.sizes[i + 1:], dtype=np.int64)) for i, key in enumerate(plan.keys)}
+    return strides.get("predicted", 0), strides.get("bin", 0)
 
 
 def _attribute_levels(values: Any, lazy: bool, client: Any) -> np.ndarray:

@@ -357,8 +357,10 @@ class Predictions:
 
     @property
     def labeled(self) -> np.ndarray:
-        """Boolean mask of items with a true label."""
-        return self.labels != UNLABELED
+        """Boolean mask of items with a true label (read-only, computed once)."""
+        if ("derived", "labeled") not in self._cache:  # a tuple key: never a column name
+            self._cache[("derived", "labeled")] = _readonly(self.labels != UNLABELED)
+        return self._cache[("derived", "labeled")]
 
     @property
     def n_labeled(self) -> int:
@@ -369,8 +371,10 @@ class Predictions:
 
     @property
     def correct(self) -> np.ndarray:
-        """Boolean array: prediction equals label (False where unlabeled; mask with :attr:`labeled`)."""
-        return self.labeled & (self.labels == self.predicted)
+        """Boolean array: prediction equals label (False where unlabeled; mask with :attr:`labeled`; read-only)."""
+        if ("derived", "correct") not in self._cache:
+            self._cache[("derived", "correct")] = _readonly(self.labeled & (self.labels == self.predicted))
+        return self._cache[("derived", "correct")]
 
     def class_index(self, name: Any) -> int:
         """Index of a class given by name.

@@ -7,12 +7,14 @@ the result is an :class:`xarray.DataTree` with
   derived ones, and the PyMC model's free variables, so ``pm.compute_log_prior`` and
   ``pm.compute_log_likelihood`` work with ``result.model``), always 4 chains (conjugate draws
   are 4 independent chains, so R-hat and ESS are defined);
-* ``prior``: draws of the same variables from the prior;
+* ``prior``: draws of the same variables from the prior (drawn when first read if the fit's
+  generator is its own, from its state after the posterior draws: the same numbers,
+  :mod:`pbassess.inference.deferred`);
 * ``log_likelihood``: one value per labeled item (dim ``item``) when it fits the memory limit
   (:func:`pbassess.inference.memory_limit`), else one per cell, with a warning that PSIS-LOO
   then leaves out whole cells (the exact LOO of :func:`exact_loo` works at any size);
 * ``log_prior``: the log prior density at the posterior draws (``az.psense`` /
-  ``az.psense_summary`` power-scale it);
+  ``az.psense_summary`` power-scale it; computed when first read where the spec gives it);
 * ``observed_data``, ``constant_data``, and ``sample_stats`` for NUTS.
 """
 
@@ -42,6 +44,18 @@ CHAINS: int = 4
 @dataclass
 class Fit:
     """What :func:`fit` returns: the DataTree, diagnostics (NUTS) and the PyMC model (built on demand).
+
+    Parameters
+    ----------
+    idata : xarray.DataTree
+        The fit's DataTree (the contract's groups).
+    spec : Spec
+        The model that was fitted.
+    inference : {"conjugate", "nuts"}
+    diagnostics : dict, optional
+        Sampler diagnostics (NUTS).
+    sampled_model : pymc.Model, optional
+        The model NUTS sampled (built from ``spec`` on demand otherwise).
 
     Examples
     --------
@@ -122,6 +136,52 @@ def _log_prior(spec: Spec, posterior: Mapping[str, Any], dataset: xr.Dataset, co
         warnings.simplefilter("ignore")
         return pm.compute_log_prior(base, model=model if model is not None else spec.model(),
                                     extend_inferencedata=False, progressbar=False)
+
+
+def _private(seed: Any) -> bool:
+    """Whether the fit's generator is its own (so drawing later cannot change a caller's generator)."""
+    return seed is None or isinstance(seed, (int, np.integer, np.random.SeedSequence))
+
+
+def _layout(values: Mapping[str, tuple[tuple[str, ...], np.ndarray]], chains: int, draws: int) -> dict[str, Any]:
+    """Dims, shape and dtype of each variable, from values computed for one draw per chain."""
+    return {name: (("chain", "draw", *dims), (chains, draws, *np.shape(arr)[2:]), np.asarray(arr).dtype)
+            for name, (dims, arr) in values.items()}
+
+
+def _deferred_prior(spec: Spec, per_chain: int, rng: np.random.Generator) -> xr.Dataset | None:
+    """The ``prior`` group drawn on first read from a copy of ``rng`` (None: the spec has no prior draws)."""
+    import copy
+
+    from pbassess.inference.deferred import Deferred, deferred_dataset
+
+    probe = spec.prior_draws(CHAINS, copy.deepcopy(rng))
+    if probe is None:
+        return None
+    state = copy.deepcopy(rng)
+
+    def compute() -> dict[str, Any]:
+        raw = spec.prior_draws(per_chain * CHAINS, state)
+        return {name: (("chain", "draw", *dims), arr) for name, (dims, arr) in spec.complete(_chains(raw, CHAINS)).items()}
+
+    layout = _layout(spec.complete(_chains(probe, CHAINS)), CHAINS, per_chain)
+    return deferred_dataset(Deferred(compute), layout, _coords(spec, CHAINS, per_chain))
+
+
+def _deferred_log_prior(spec: Spec, posterior: Mapping[str, Any], coords: Mapping[str, Any]) -> xr.Dataset | None:
+    """The spec's ``log_prior`` group computed on first read (None: PyMC computes it)."""
+    from pbassess.inference.deferred import Deferred, deferred_dataset
+
+    draws = {k: v for k, (_, v) in posterior.items()}
+    probe = spec.log_prior({k: v[:, :1] for k, v in draws.items()})
+    if probe is None:
+        return None
+    chains, n_draws = next(iter(draws.values())).shape[:2]
+
+    def compute() -> dict[str, Any]:
+        return {name: (("chain", "draw", *dims), arr) for name, (dims, arr) in spec.log_prior(draws).items()}
+
+    return deferred_dataset(Deferred(compute), _layout(probe, chains, n_draws), coords)
 
 
 def fit(
@@ -212,14 +272,20 @@ def fit(
     chains, n_draws = next(iter(posterior.values()))[1].shape[:2]
     coords = _coords(spec, chains, n_draws)
     groups: dict[str, xr.Dataset] = {"posterior": _dataset(posterior, coords)}
-    prior_raw = spec.prior_draws(per_chain * CHAINS, rng) if prior_groups else None
-    if prior_groups and prior_raw is None:
+    prior_raw = None
+    if prior_groups and _private(seed):  # drawn when first read, from the generator's state here (deferred.py)
+        lazy_prior = _deferred_prior(spec, per_chain, rng)
+        if lazy_prior is not None:
+            groups["prior"] = lazy_prior
+    if prior_groups and "prior" not in groups:
+        prior_raw = spec.prior_draws(per_chain * CHAINS, rng)
+    if prior_groups and "prior" not in groups and prior_raw is None:
         model = model if model is not None else spec.model()
         # the free variables and the model's deterministics (e.g. a user prior's ``accuracy``): the spec's
         # reported quantities are derived from them by ``complete``, not drawn
         names = list(dict.fromkeys([v.name for v in model.free_RVs] + [v.name for v in model.deterministics]))
         prior_raw = _pymc_prior(model, per_chain * CHAINS, int(rng.integers(2**31 - 1)), names)
-    if prior_groups:
+    if prior_groups and "prior" not in groups:
         groups["prior"] = _dataset(spec.complete(_chains(prior_raw, CHAINS)), _coords(spec, CHAINS, per_chain))
     per_item = _per_item(spec, chains * n_draws)
     dims, values, cell_coords = spec.log_likelihood({k: v for k, (_, v) in posterior.items()}, per_item)
@@ -229,7 +295,8 @@ def fit(
     if np.asarray(values).size > 0:
         groups["log_likelihood"] = _dataset({spec.observed_name: (dims, values)}, ll_coords)
     if prior_groups:
-        groups["log_prior"] = _log_prior(spec, posterior, groups["posterior"], coords, model)
+        groups["log_prior"] = (_deferred_log_prior(spec, posterior, coords)
+                               or _log_prior(spec, posterior, groups["posterior"], coords, model))
     groups["observed_data"] = spec.observed_data()
     groups["constant_data"] = spec.constant_data()
     if sample_stats is not None:
@@ -245,6 +312,17 @@ def draws_per_chain(draws: Any = None, sample_kwargs: Mapping[str, Any] | None =
     """The one meaning of ``draws``: posterior draws per chain, from ``draws=`` or ``sample_kwargs["draws"]``.
 
     Both may be given only when they agree; neither gives :data:`pbassess.constants.DEFAULT_DRAWS`.
+
+    Parameters
+    ----------
+    draws : int, optional
+        Posterior draws per chain.
+    sample_kwargs : dict, optional
+        :func:`pymc.sample` options (their ``draws``).
+
+    Returns
+    -------
+    int
 
     Examples
     --------
@@ -272,6 +350,18 @@ def draws_per_chain(draws: Any = None, sample_kwargs: Mapping[str, Any] | None =
 def total_draws(inference: str, draws: Any = None, sample_kwargs: Mapping[str, Any] | None = None) -> int:
     """Posterior draws a fit keeps over all chains (for memory checks before fitting).
 
+    Parameters
+    ----------
+    inference : {"conjugate", "nuts"}
+    draws : int, optional
+        Posterior draws per chain.
+    sample_kwargs : dict, optional
+        :func:`pymc.sample` options (their ``draws``). Their ``chains`` count for NUTS.
+
+    Returns
+    -------
+    int
+
     Examples
     --------
     >>> total_draws("conjugate", 500), total_draws("nuts", None, {"chains": 2})
@@ -292,6 +382,18 @@ def exact_loo(spec: Spec, n_samples: int = 0):
     form, so nothing is estimated: Pareto k is 0 for every item and ``se`` is the usual
     ``sqrt(N var(elpd_i))``. ``p_loo`` is the log predictive density of the items given all
     data minus the ELPD, as ArviZ defines it.
+
+    Parameters
+    ----------
+    spec : Spec
+        A spec with a closed-form leave-one-out predictive (Beta-Bernoulli or Dirichlet-categorical cells).
+    n_samples : int
+        The ``n_samples`` ArviZ records (the fit's draws).
+
+    Returns
+    -------
+    ELPDData
+        ArviZ's LOO result (``elpd``, ``se``, ``p``, pointwise ``elpd_i`` and Pareto k = 0).
 
     Examples
     --------

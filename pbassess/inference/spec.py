@@ -55,6 +55,8 @@ class Observations:
         outcome = np.asarray(outcome).astype(np.int64).ravel()
         item = np.arange(cell.size) if item is None else np.asarray(item).ravel()
         keep = cell >= 0
+        if keep.all():  # every item in a cell: views instead of three copies of every per-item array
+            keep = slice(None)
         return cls(cell[keep], outcome[keep], np.asarray([str(v) for v in item[keep]], dtype=object)
                    if item.dtype == object else item[keep])
 
@@ -77,7 +79,10 @@ class Observations:
         if getattr(preds, "is_lazy", False):
             return None
         cell, outcome = cells_and_outcomes(preds)
-        cell = np.where(np.asarray(preds.labeled, dtype=bool), np.asarray(cell, dtype=np.int64), -1)
+        labeled = np.asarray(preds.labeled, dtype=bool)
+        cell = np.asarray(cell, dtype=np.int64)
+        if not labeled.all():
+            cell = np.where(labeled, cell, -1)
         try:
             ids = preds.item_ids
         except KeyError:
