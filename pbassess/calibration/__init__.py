@@ -38,7 +38,7 @@ _EXPORTS = {
     "compare_ece_estimators": "pbassess.calibration.posterior",
     "operating_characteristics": "pbassess.calibration.shrinkage",
     "pool_bins": "pbassess.calibration.posterior",
-    "METHODS": "pbassess.calibration.recalibration",
+    "METHODS": "pbassess.calibration.methods",
     "apply_top1": "pbassess.calibration.recalibration",
     "fit_beta": "pbassess.calibration.recalibration",
     "fit_histogram": "pbassess.calibration.recalibration",

@@ -29,6 +29,7 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 from scipy.special import expit, log_softmax, logit, softmax
 
+from pbassess.calibration.methods import METHODS
 from pbassess.counting import cell_counts
 from pbassess.errors import ConfigError
 
@@ -37,8 +38,6 @@ __all__ = [
     "fit_recalibrator", "fit_temperature", "logistic_fit",
 ]
 
-#: Recalibration methods by name.
-METHODS = ("temperature", "platt", "histogram", "isotonic", "beta")
 
 _CLIP = 1e-12
 #: Default clipping of Platt scaling's scores: ``logit`` of ``[clip, 1 - clip]`` (see :func:`fit_platt`).

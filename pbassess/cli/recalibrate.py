@@ -38,7 +38,7 @@ __all__ = ["register", "run"]
 
 def register(subparsers: Any) -> None:
     """Add the ``recalibrate`` subcommand."""
-    from pbassess.calibration.recalibration import METHODS
+    from pbassess.calibration.methods import METHODS
 
     p = opt.add_command(
         subparsers, "recalibrate", fits=True, help="fit a recalibration map on labeled items and measure it on held-out ones",
@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     from types import SimpleNamespace
 
     from pbassess.calibration.evaluation import recalibrate
-    from pbassess.calibration.recalibration import METHODS
+    from pbassess.calibration.methods import METHODS
     from pbassess.cli import emit_json
 
     if args.method not in METHODS:
