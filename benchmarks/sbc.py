@@ -44,8 +44,8 @@ from pbassess.pymc_models.confusion import ConfusionSpec  # noqa: E402
 from pbassess.pymc_models.estimation import ConfidencePriorSpec  # noqa: E402
 from pbassess.pymc_models.hierarchical import HierarchicalAccuracySpec, HierarchicalCalibrationSpec  # noqa: E402
 from pbassess.pymc_models.shift import AccuracyTrendSpec, CalibrationTrendSpec  # noqa: E402
-from pbassess.pymc_models.shrinkage import ShrinkageSpec  # noqa: E402
-from pbassess.pymc_models.surface import BetaISpec, CPredictorSpec  # noqa: E402
+from pbassess.pymc_models.shrinkage import ShrinkageSpec, simulate_prior  # noqa: E402
+from pbassess.pymc_models.surface import BetaISpec, CPredictorSpec, SurfaceModelSpec  # noqa: E402
 from pbassess.surface import ArmCounts  # noqa: E402
 
 ALPHA = 0.01
@@ -152,6 +152,60 @@ def beta_i_simulator(n_sim, rng):
     return {"accuracy": theta}, {"correct": rng.binomial(ARMS_N, theta)}
 
 
+# smoothing surfaces: 8 arms (3 binary attributes), unequal labels, one arm unlabeled; the additive and
+# BernGP intercepts get a fixed prior centre (by default it is the labels' own accuracy, a prior that
+# uses the data), the anchored model's centre is the pool's mean logit confidence (label-free)
+SURF_N = np.array([3, 10, 0, 25, 6, 40, 2, 15])
+SURF_VALUES = ((np.arange(8)[:, None] >> np.arange(3)[::-1]) & 1)
+SURF_CONF = np.array([0.62, 0.7, 0.75, 0.8, 0.85, 0.88, 0.9, 0.95])
+SURF_POINTS = np.clip(SURF_CONF[:, None] + np.array([-0.1, -0.03, 0.03, 0.08]), 0.5, 0.99)
+SURF_POOL = np.array([40, 60, 30, 200, 50, 300, 20, 100])
+SURF_OPTIONS = {"additive": {"intercept_loc": 1.5, "interaction_scale": 0.3},
+                "berngp": {"intercept_loc": 1.5, "gp": "exact"}, "anchored": {}}
+
+
+def _surface_spec(kind, obs):
+    k = SURF_N // 2 if obs is None else obs["correct"]
+    arms = ArmCounts.from_arrays(SURF_N, k, values=SURF_VALUES, attributes=("a", "b", "c"), pool_n=SURF_POOL,
+                                 confidence_points=SURF_POINTS)
+    estimator = "additive" if kind == "anchored" else kind
+    return SurfaceModelSpec(arms, estimator, model_options=SURF_OPTIONS[kind], model_seed=0,
+                            covariate="confidence" if kind == "anchored" else None)
+
+
+def _surface_simulator(kind, names):
+    """Parameters from the template model's prior, then the arms' accuracy and Binomial counts (the
+    likelihood is a pm.Potential, which PyMC cannot simulate)."""
+    import pymc as pm
+
+    def simulate(n_sim, rng):
+        model = _surface_spec(kind, None).model()
+        drawn = ["mu", "scale"] if kind == "additive" else (["p"] if kind == "berngp" else ["mu"])
+        wanted = list(dict.fromkeys([n for n in names if n != "accuracy"] + drawn))
+        prior = pm.sample_prior_predictive(draws=n_sim, model=model, var_names=wanted,
+                                           random_seed=int(rng.integers(2**31 - 1)))["prior"]
+        got = {n: prior[n].to_numpy()[0] for n in wanted}
+        if kind == "additive":
+            mu, sc = got["mu"], got["scale"]
+            theta = rng.beta(mu * sc, (1 - mu) * sc)
+        else:
+            theta = got["p" if kind == "berngp" else "mu"]
+        truth = {n: got[n] for n in names if n != "accuracy"}
+        truth["accuracy"] = theta
+        return truth, {"correct": rng.binomial(SURF_N, theta)}
+
+    return simulate
+
+
+SURFACE_VARS = {"additive": ["intercept", "log_scale", "accuracy"], "berngp": ["f_amplitude", "accuracy"],
+                "anchored": ["calibration_loc", "calibration_slope", "arm_sd", "accuracy"]}
+
+
+def surface_case(kind, label):
+    return Case(label, lambda obs: _surface_spec(kind, obs), "nuts", False, var_names=SURFACE_VARS[kind],
+                simulator=_surface_simulator(kind, SURFACE_VARS[kind]))
+
+
 HIER_N = np.array([10, 40, 25, 5])
 
 
@@ -223,7 +277,11 @@ CASES = [
     Case("accuracy trend", accuracy_trend, "nuts", False),
     Case("calibration trend", calibration_trend, "nuts", False),
     Case("confidence prior (estimation)", confidence_prior, "nuts", False, var_names=["offset", "slope", "strength"]),
-    Case("shrinkage calibration", shrinkage, "nuts", False),
+    Case("shrinkage calibration", shrinkage, "nuts", False, var_names=["mu", "tau"],
+         simulator=lambda n_sim, rng: simulate_prior([5, 20, 40, 15], [0.55, 0.7, 0.85, 0.95], n_sim, rng)),
+    surface_case("additive", "surface additive"),
+    surface_case("berngp", "surface BernGP"),
+    surface_case("anchored", "surface anchored additive"),
 ]
 
 

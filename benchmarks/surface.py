@@ -1,32 +1,54 @@
-"""Accuracy-surface estimators on the ACS employment set (real data, 277,677 people).
+"""Accuracy-surface estimators on the ACS employment set (real data, 277,677 people) and on a
+surface whose confidence is miscalibrated by attribute (known truth).
 
-Arms: the combinations of SEX, DIS, NATIVITY, DEAR, DEYE, DREM, MIG, CIT, MAR, RAC1P (2,554
-non-empty arms). Truth: each arm's accuracy from all labels. For each label budget (default
-500 / 2,000 / 10,000 random labels) and seed, every estimator is fitted on the kept labels
-and scored on the arms with at least 50 items (296 arms): macro MSE, MSE on the 50 worst
+Arms (``--data acs``): the combinations of SEX, DIS, NATIVITY, DEAR, DEYE, DREM, MIG, CIT, MAR,
+RAC1P (2,554 non-empty arms). Truth: each arm's accuracy from all labels. For each label budget
+(default 500 / 2,000 / 10,000 random labels) and seed, every estimator is fitted on the kept
+labels and scored on the arms with at least 50 items (296 arms): macro MSE, MSE on the 50 worst
 arms, micro (support-weighted) MSE, MSE on the 50 least frequent arms, each raw and minus the
-truth's own sampling variance t (1 - t) / support; plus fit time, max R-hat and divergences.
-``confidence`` is the label-free baseline: each arm's mean model confidence.
-``additive+conf`` is the additive model with the confidence covariate; ``additive(advi)``
-its ADVI fast path, printed with its error against NUTS: RMS gap of the posterior means on
-the scored arms, on arms with < 5 labels and on the 50 least frequent scored arms, and the
-median ratio of posterior sds (ADVI / NUTS). ``--first-seed`` lets seeds run in parallel jobs.
+truth's own sampling variance t (1 - t) / support; plus fit seconds (wall, and ``cpu``: this
+process's CPU seconds over all its threads, the figure to read on a contended machine), max
+R-hat, min bulk ESS and divergences.
 
-Run: ``PBASSESS_DATA_DIR=/work/shared/data python benchmarks/surface.py [--budgets 500,2000,10000]
-[--seeds 1] [--estimators ...] [--draws 500 --tune 500 --chains 2]``.
+``--data miscalibrated``: :func:`pbassess.surface.synthetic.miscalibrated_surface` (100,000
+items, 8 binary attributes, 256 arms; the confidence is calibrated item by item except on 3
+attribute combinations, over-confident by 0.05-0.2); truth = each arm's known accuracy (no
+sampling noise: the ``-c`` columns equal the raw ones); scored on arms with >= 50 items.
+``--data digits-shift``: the built-in digits-shift set, arms = environments (7), truth from all
+labels, every labeled arm scored.
+
+Estimators: ``confidence`` is the label-free baseline (each arm's mean model confidence);
+``anchored`` (= ``additive+conf``, the grid's name) the confidence-anchored additive model
+(``covariate="confidence"``: calibrated confidence + residual effects that can shrink to zero);
+``additive+linconf`` the earlier additive model with the confidence as a linear covariate
+(``covariate="confidence-linear"``); ``betagp-slp+anchor`` BetaGP-SLP with the anchored mean
+function; ``additive(advi)`` the additive model's ADVI fast path, printed with its error against
+NUTS (RMS gap of the posterior means on the scored arms, on arms with < 5 labels and on the 50
+least frequent scored arms, and the median ratio of posterior sds ADVI / NUTS). ``--first-seed``
+lets seeds run in parallel jobs.
+
+Run: ``PBASSESS_DATA_DIR=/work/shared/data python benchmarks/surface.py [--data acs] [--budgets
+500,2000,10000] [--seeds 1] [--estimators ...] [--draws N --tune 500 --chains 4]`` (the
+defaults are the surface fit's own: 4 chains x 250 draws, 1,000 for the anchored model, after 500
+tuning steps).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 
-from pbassess import load_data
-from pbassess.surface import count_arms, fit_surface, hide_labels
-from pbassess.surface.evaluate import surface_errors, truth_from_pool
+# a script in benchmarks/ named like a package (coverage.py) would shadow it: drop this folder from the path
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+from pbassess import load_data  # noqa: E402
+from pbassess.surface import count_arms, fit_surface, hide_labels  # noqa: E402
+from pbassess.surface.evaluate import surface_errors, truth_from_pool  # noqa: E402
 
 ATTRIBUTES = ["SEX", "DIS", "NATIVITY", "DEAR", "DEYE", "DREM", "MIG", "CIT", "MAR", "RAC1P"]
 ESTIMATORS = {
@@ -34,20 +56,25 @@ ESTIMATORS = {
     "cpredictor": ("cpredictor", {}),
     "beta-i": ("beta-i", {}),
     "additive": ("additive", {}),
+    "anchored": ("additive", {"covariate": "confidence"}),
     "additive+conf": ("additive", {"covariate": "confidence"}),
+    "additive+linconf": ("additive", {"covariate": "confidence-linear"}),
     "additive(advi)": ("additive", {"inference": "advi"}),
     "betagp-slp": ("betagp-slp", {}),
+    "betagp-slp+anchor": ("betagp-slp", {"covariate": "confidence"}),
     "betagp-sl": ("betagp-sl", {}),
     "betagp": ("betagp", {}),
     "berngp": ("berngp", {}),
 }
 
 
-def print_row(budget: int, seed: int, name: str, e: dict, seconds: float, rhat: float, divergences: int) -> None:
+def print_row(budget: int, seed: int, name: str, e: dict, seconds: float, rhat: float, divergences: int,
+              ess: float = float("nan"), cpu: float = float("nan")) -> None:
     """One table row (the same in process and from a grid)."""
-    print(f"{budget:6d} {seed:4d} {name:16s} {e['macro_mse']:8.5f} {e['macro_mse_corrected']:8.5f} "
+    print(f"{budget:6d} {seed:4d} {name:18s} {e['macro_mse']:8.5f} {e.get('macro_mse_corrected', e['macro_mse']):8.5f} "
           f"{e['worst_mse']:8.5f} {e['micro_mse']:8.5f} {e['rare_mse']:8.5f} "
-          f"{e['rare_mse_corrected']:8.5f} {seconds:6.1f} {rhat:6.3f} {divergences:4d}", flush=True)
+          f"{e.get('rare_mse_corrected', e['rare_mse']):8.5f} {seconds:6.1f} {cpu:6.1f} {rhat:6.3f} {ess:6.0f} "
+          f"{divergences:4d}", flush=True)
 
 
 def print_gap(mean: np.ndarray, nuts_mean: np.ndarray, keep: np.ndarray, rare: np.ndarray,
@@ -81,7 +108,7 @@ def run_on_grid(args: argparse.Namespace) -> None:
         if parse_estimator(name) != (ESTIMATORS[name] or (None, {})):
             raise SystemExit(f"--scheduler: {name!r} means {ESTIMATORS[name]} here but {parse_estimator(name)} "
                              "in pbassess.grid.surface_cells.parse_estimator")
-    cells = [SurfaceCell("acs-employment", tuple(ATTRIBUTES), name, budget=int(budget), seed=seed, draws=args.draws,
+    cells = [SurfaceCell("acs-employment", tuple(ATTRIBUTES), name, budget=int(budget), seed=seed, draws=args.draws or 250,
                          tune=args.tune, chains=args.chains, min_support=args.min_support)
              for budget in args.budgets.split(",") for seed in range(args.seeds) for name in names]
     with tempfile.TemporaryDirectory() as tmp:
@@ -107,37 +134,61 @@ def main() -> None:
     parser.add_argument("--budgets", default="500,2000,10000")
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--first-seed", type=int, default=0)
-    parser.add_argument("--estimators", default="confidence,cpredictor,beta-i,additive,additive+conf,additive(advi)")
-    parser.add_argument("--draws", type=int, default=500)
+    parser.add_argument("--estimators", default="confidence,anchored,cpredictor,beta-i,additive,betagp-slp,berngp")
+    parser.add_argument("--draws", type=int, default=0, help="draws per chain (default 0: each estimator's own "
+                        "default, 250, or 1,000 for the anchored model)")
     parser.add_argument("--tune", type=int, default=500)
-    parser.add_argument("--chains", type=int, default=2)
+    parser.add_argument("--chains", type=int, default=4)
     parser.add_argument("--min-support", type=float, default=50)
     parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
                         help="run the (budget, seed, estimator) cells through pbassess.grid.run_grid: 'local:N' "
                              "(a LocalCluster of N worker processes) or a scheduler address (default: in process)")
     parser.add_argument("--out", default=None, metavar="DIR",
                         help="with --scheduler: the grid's folder (finished cells are skipped; default: temporary)")
+    parser.add_argument("--data", choices=["acs", "miscalibrated", "digits-shift"], default="acs")
     args = parser.parse_args()
-    preds = load_data("acs-employment")
-    full = count_arms(preds, ATTRIBUTES)
-    truth = truth_from_pool(full)
-    print(f"ACS employment: {full.n_arms} arms, {int((full.pool_n >= args.min_support).sum())} with >= "
-          f"{args.min_support:.0f} items; NUTS {args.chains} x {args.draws} (+{args.tune} tune); "
+    attributes = ATTRIBUTES
+    empirical = True
+    if args.data == "acs":
+        preds = load_data("acs-employment")
+        full = count_arms(preds, ATTRIBUTES)
+        truth = truth_from_pool(full)
+        label = "ACS employment"
+    elif args.data == "digits-shift":
+        preds = load_data("digits-shift")
+        attributes = ["environment"]
+        full = count_arms(preds, attributes)
+        truth = truth_from_pool(full)
+        label = "digits-shift by environment"
+    else:
+        from pbassess.surface.synthetic import miscalibrated_surface
+
+        surface = miscalibrated_surface(100_000, 8, seed=2021)
+        preds, attributes, empirical = surface.preds, list(surface.attributes), False
+        full = count_arms(preds, attributes)
+        truth = surface.arm_truth(full.values)
+        rules = "; ".join(" & ".join(f"a{i}={v}" for i, v in rule) + f" +{shift:.2f}" for rule, shift in surface.rules)
+        label = f"miscalibrated synthetic surface (over-confident: {rules})"
+    support = full.pool_n if not empirical else full.n
+    print(f"{label}: {full.n_arms} arms, {int((support >= args.min_support).sum())} with >= "
+          f"{args.min_support:.0f} items; NUTS {args.chains} x {args.draws or 'default'} (+{args.tune} tune); "
           "shared 2-core machine under heavy contention (times inflated)", flush=True)
-    header = (f"{'labels':>6s} {'seed':>4s} {'estimator':16s} {'macro':>8s} {'macro-c':>8s} {'worst50':>8s} "
-              f"{'micro':>8s} {'rare50':>8s} {'rare-c':>8s} {'sec':>6s} {'rhat':>6s} {'div':>4s}")
+    header = (f"{'labels':>6s} {'seed':>4s} {'estimator':18s} {'macro':>8s} {'macro-c':>8s} {'worst50':>8s} "
+              f"{'micro':>8s} {'rare50':>8s} {'rare-c':>8s} {'sec':>6s} {'cpu':>6s} {'rhat':>6s} {'ess':>6s} {'div':>4s}")
     print(header, flush=True)
     if args.scheduler:
+        if args.data != "acs":
+            raise SystemExit("--scheduler runs the ACS cells only")
         run_on_grid(args)
         return
-    sample_kwargs = {"draws": args.draws, "tune": args.tune, "chains": args.chains}
+    sample_kwargs = {"tune": args.tune, "chains": args.chains, **({"draws": args.draws} if args.draws else {})}
     for budget in [int(b) for b in args.budgets.split(",")]:
         for seed in range(args.first_seed, args.first_seed + args.seeds):
             kept = hide_labels(preds, budget, seed=seed)
-            arms = count_arms(kept, ATTRIBUTES)
+            arms = count_arms(kept, attributes)
             nuts_mean = nuts_var = None
             for name in args.estimators.split(","):
-                start = time.perf_counter()
+                start, cpu_start = time.perf_counter(), time.process_time()
                 diag: dict = {}
                 if ESTIMATORS[name] is None:
                     mean = arms.confidence
@@ -149,11 +200,11 @@ def main() -> None:
                     mean, diag = r.mean, r.diagnostics or {}
                     if name == "additive":
                         nuts_mean, nuts_var = mean, r.var
-                seconds = time.perf_counter() - start
-                e = surface_errors(mean, truth, full.n, min_support=args.min_support)
-                rhat = diag.get("max_rhat")
+                seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+                e = surface_errors(mean, truth, support, min_support=args.min_support, truth_is_empirical=empirical)
+                rhat, ess = diag.get("max_rhat"), diag.get("min_ess_bulk")
                 print_row(budget, seed, name, e, seconds, rhat if rhat is not None else float("nan"),
-                          int(diag.get("divergences") or 0))
+                          int(diag.get("divergences") or 0), ess if ess is not None else float("nan"), cpu)
                 if name == "additive(advi)" and nuts_mean is not None:
                     print_gap(mean, nuts_mean, full.pool_n >= args.min_support, arms.n < 5, r.var, nuts_var, full.pool_n)
 

@@ -13,6 +13,7 @@ every round (warm-started and cold), with the final MSEs (equal within Monte Car
 Run: ``python benchmarks/surface_explore.py [--estimator additive] [--seeds 20] [--budget 300]
 [--batch-size 20] [--initial 20] [--attributes 6] [--items 10000] [--draws 300 --tune 300 --chains 2]
 [--sampler nutpie|pymc] [--strategies variance,random,beta-i,thompson,bayes-ucb] [--no-timing]
+[--surface synthetic|miscalibrated] [--covariate confidence]
 [--out curves.nc] [--figure curves.png]``.
 """
 
@@ -40,7 +41,9 @@ def curves(syn, args, strategy: str, *, seeds: list[int], warm_start: bool | str
         return explore_surface(syn.preds, syn.attributes, estimator=estimator, strategy=strat, budget=args.budget,
                                batch_size=args.batch_size, initial_labels=args.initial, seeds=seeds,
                                truth=syn.truth_for(arms.values), k=args.worst, warm_start=warm_start,
-                               fit_kwargs={"sample_kwargs": sample_kwargs}, refit=refit)
+                               fit_kwargs={"sample_kwargs": sample_kwargs,
+                                           **({"covariate": args.covariate} if args.covariate and estimator != "beta-i"
+                                              else {})}, refit=refit)
 
 
 def band(values: np.ndarray) -> str:
@@ -92,10 +95,23 @@ def main() -> None:
                         help="warm start of the rebuilt fits: the previous posterior mean or one of its draws")
     parser.add_argument("--out", default=None, help="write every strategy's curves to this netCDF file")
     parser.add_argument("--figure", default=None, help="save the macro-MSE curves with their bands here")
+    parser.add_argument("--surface", default="synthetic", choices=["synthetic", "miscalibrated"],
+                        help="the synthetic surface (default) or the one whose confidence is over-confident by "
+                             "0.05-0.2 on 3 attribute combinations (pbassess.surface.synthetic.miscalibrated_surface)")
+    parser.add_argument("--covariate", default=None, choices=["confidence", "confidence-linear"],
+                        help="confidence: the anchored model (with --estimator additive)")
     args = parser.parse_args()
-    syn = synthetic_surface(args.items, args.attributes, seed=0)
+    if args.surface == "miscalibrated":
+        from types import SimpleNamespace
+
+        from pbassess.surface.synthetic import miscalibrated_surface
+
+        mis = miscalibrated_surface(args.items, args.attributes, seed=0)
+        syn = SimpleNamespace(preds=mis.preds, attributes=mis.attributes, truth_for=mis.arm_truth)
+    else:
+        syn = synthetic_surface(args.items, args.attributes, seed=0)
     arms = count_arms(syn.preds, syn.attributes)
-    print(f"synthetic surface: {2 ** args.attributes} arms ({arms.n_arms} non-empty, items per arm "
+    print(f"{args.surface} surface (covariate {args.covariate}): {2 ** args.attributes} arms ({arms.n_arms} non-empty, items per arm "
           f"{int(arms.pool_n.min())}-{int(arms.pool_n.max())}), {args.items} items; estimator {args.estimator}, "
           f"NUTS {args.chains} x {args.draws} (+{args.tune} tune, {args.sampler}); budget {args.budget}, batch "
           f"{args.batch_size}, {args.initial} initial random labels, {args.seeds} seeds; each cell: mean over seeds "

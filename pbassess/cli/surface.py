@@ -4,7 +4,8 @@
   [--continuous AGEP,...] [--subsample-labels N]`` and the data, inference
   (``conjugate``/``nuts``/``advi``), seed, interval, output, strict and progress options fits the
   surface and prints, with ``--json``, ``{"attributes", "arms", "n", "pool_n", "mean", "var",
-  "hdi", "diagnostics", "seed", ...}``; when the fit fails its diagnostics the sentence says
+  "hdi", "hdi_low", "hdi_high", "n_labeled", "n_pool", "confidence", "anchor", "diagnostics", "seed",
+  ...}``; ``--covariate confidence`` anchors the surface at the calibrated confidence; when the fit fails its diagnostics the sentence says
   which quantity and what to try, and ``--strict`` exits with status 3.
 * ``pbassess surface-explore DATA --attributes ... --estimator E --budget N [--arms-per-round N]
   [--strategy variance|thompson|bayes-ucb|random] [--seeds N] [--seed SEED] [--json]`` runs the
@@ -35,8 +36,11 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--estimator", default="beta-i", choices=ESTIMATORS, help="surface estimator (default beta-i)")
     parser.add_argument("--continuous", default="", metavar="A,B,...",
                         help="comma-separated ordinal attributes used as continuous inputs")
-    parser.add_argument("--covariate", choices=["confidence"], default=None,
-                        help="the model's mean confidence per arm as a covariate of the mean (GP / additive)")
+    parser.add_argument("--covariate", choices=["confidence", "confidence-linear"], default=None,
+                        help="confidence: anchor the surface at the model's calibrated confidence (the labels move "
+                             "arms only through residual effects that can shrink to zero; additive / GP); "
+                             "confidence-linear: the earlier additive model with the mean confidence as a linear "
+                             "covariate")
     opt.add_inference(parser, choices=("conjugate", "nuts", "advi"), default=None,
                       default_note="conjugate for cpredictor and beta-i, nuts otherwise",
                       draws_default="the surface fit's: 2 chains x 500 draws after 500 tuning steps")
@@ -100,6 +104,25 @@ def _fit_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     return kw
 
 
+def _check_surface_memory(preds: Any, args: argparse.Namespace) -> None:
+    """Refuse in one line, before fitting, a sampled surface whose draws x arms would not fit in memory."""
+    from pbassess.inference import total_draws
+    from pbassess.inference.memory import check_memory
+
+    inference = args.inference or ("conjugate" if args.estimator in ("cpredictor", "beta-i") else "nuts")
+    try:
+        import pandas as pd
+
+        attributes = _split(args.attributes)
+        n_arms = len(pd.DataFrame({a: preds.group(a) for a in attributes}).drop_duplicates())
+        draws = total_draws(inference, opt.sample_kwargs_value(args).get("draws"), opt.sample_kwargs_value(args))
+    except Exception:  # noqa: BLE001 - bad attributes or options are reported by the fit itself, in one line
+        return
+    # the trace of the per-arm latent values and accuracies, their DataTree copies and summaries: ~8 draws x arms
+    check_memory(64.0 * draws * n_arms, f"the {args.estimator} surface over {n_arms:,} arms with {draws:,} draws",
+                 "use fewer --attributes (fewer arms), a smaller --draws, or --estimator beta-i")
+
+
 def run_surface(args: argparse.Namespace) -> int:
     """Fit and print one surface."""
     from pbassess.surface import fit_surface, hide_labels
@@ -108,6 +131,7 @@ def run_surface(args: argparse.Namespace) -> int:
     seed = opt.seed_value(args)
     if args.subsample_labels is not None:
         preds = hide_labels(preds, args.subsample_labels, seed=seed)
+    _check_surface_memory(preds, args)
     with opt.progress(args):
         result = fit_surface(preds, _split(args.attributes), estimator=args.estimator, covariate=args.covariate,
                              continuous=_split(args.continuous), seed=seed, ci_prob=opt.ci_prob_value(args),

@@ -20,12 +20,21 @@ import xarray as xr
 from pbassess.counting import cell_counts
 from pbassess.errors import ConfigError, DataError
 
-__all__ = ["ArmCounts", "count_arms"]
+__all__ = ["CONFIDENCE_POINTS", "ArmCounts", "confidence_points", "count_arms"]
+
+#: Points per arm summarising its pool items' confidences (the anchored models' calibration map).
+CONFIDENCE_POINTS = 8
 
 
 @dataclass(frozen=True)
 class ArmCounts:
     """Sufficient statistics per arm.
+
+    Parameters
+    ----------
+    attributes, values, n, correct, pool_n, confidence, item_arm, continuous, confidence_points
+        The attributes below, in this order (usually built by :func:`count_arms` or
+        :meth:`from_arrays`).
 
     Attributes
     ----------
@@ -42,6 +51,15 @@ class ArmCounts:
         Arm index of each pool item (hard assignment only).
     continuous : tuple of str
         Attributes to be treated as continuous (ordinal) inputs by the smoothing models.
+    confidence_points : ndarray of float, shape (A, B), optional
+        Per arm, ``B`` equal-mass quantiles of its pool items' confidences
+        (:func:`confidence_points`): the anchored models pass them through the calibration
+        map and average, so the anchor is the arm's calibrated label-free accuracy. Absent
+        (``None``): each arm's mean confidence is its one point.
+    labeled_items : tuple of three arrays, optional
+        The labeled items of a pool, in pool order: arm index, model confidence and correctness
+        (0/1); the anchored model learns its calibration map from them item by item. Dropped by
+        :meth:`with_counts` (other counts, other items).
 
     Examples
     --------
@@ -65,6 +83,8 @@ class ArmCounts:
     confidence: np.ndarray
     item_arm: np.ndarray | None = None
     continuous: tuple[str, ...] = field(default_factory=tuple)
+    confidence_points: np.ndarray | None = None
+    labeled_items: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     @property
     def n_arms(self) -> int:
@@ -79,7 +99,8 @@ class ArmCounts:
 
     @classmethod
     def from_arrays(cls, n: Any, correct: Any, *, values: Any = None, attributes: Sequence[str] = ("arm",),
-                    pool_n: Any = None, confidence: Any = None, continuous: Sequence[str] = ()) -> ArmCounts:
+                    pool_n: Any = None, confidence: Any = None, continuous: Sequence[str] = (),
+                    confidence_points: Any = None) -> ArmCounts:
         """Arm counts given directly (e.g. for simulations).
 
         Examples
@@ -101,12 +122,35 @@ class ArmCounts:
             raise DataError(f"values has shape {vals.shape}, expected ({n_arr.size}, {len(attributes)})")
         pool = n_arr.copy() if pool_n is None else np.asarray(pool_n, dtype=float).ravel()
         conf = np.full(n_arr.size, np.nan) if confidence is None else np.asarray(confidence, dtype=float).ravel()
-        return cls(tuple(attributes), vals, n_arr, c_arr, pool, conf, None, tuple(continuous))
+        points = None
+        if confidence_points is not None:
+            points = np.asarray(confidence_points, dtype=float)
+            points = points[:, None] if points.ndim == 1 else points
+            if points.shape[0] != n_arr.size:
+                raise DataError(f"confidence_points has {points.shape[0]} rows, expected {n_arr.size}")
+            if confidence is None:
+                conf = points.mean(axis=1)
+        return cls(tuple(attributes), vals, n_arr, c_arr, pool, conf, None, tuple(continuous), points)
 
     def with_counts(self, n: np.ndarray, correct: np.ndarray) -> ArmCounts:
         """The same arms with other labeled counts."""
         return ArmCounts(self.attributes, self.values, np.asarray(n, float), np.asarray(correct, float),
-                         self.pool_n, self.confidence, self.item_arm, self.continuous)
+                         self.pool_n, self.confidence, self.item_arm, self.continuous, self.confidence_points)
+
+    def anchor_points(self) -> np.ndarray:
+        """The arms' confidence points (A, B): :attr:`confidence_points`, else the mean confidence as one point.
+
+        Examples
+        --------
+        >>> ArmCounts.from_arrays([1, 2], [1, 1], confidence=[0.9, 0.7]).anchor_points().tolist()
+        [[0.9], [0.7]]
+        """
+        if self.confidence_points is not None:
+            return np.asarray(self.confidence_points, float)
+        conf = np.asarray(self.confidence, float)
+        if not np.isfinite(conf).any():
+            raise ConfigError("the confidence anchor needs the model's confidence on the arms' pool items")
+        return np.where(np.isfinite(conf), conf, np.nanmean(conf))[:, None]
 
     def coords(self) -> dict[str, Any]:
         """xarray coordinates: ``arm`` (0..A-1) and one coordinate per attribute along ``arm``."""
@@ -164,6 +208,11 @@ def count_arms(preds: Any, attributes: Sequence[str], *, arm_probs: Any = None, 
     continuous : sequence of str
         Attributes the smoothing models treat as continuous (ordinal) inputs.
 
+    Returns
+    -------
+    ArmCounts
+        One row per non-empty arm.
+
     Examples
     --------
     >>> from pbassess import Predictions
@@ -208,4 +257,43 @@ def count_arms(preds: Any, attributes: Sequence[str], *, arm_probs: Any = None, 
     n = cell_counts(item_arm, a, labeled.astype(float))
     corr = cell_counts(item_arm, a, correct.astype(float))
     mean_conf = cell_counts(item_arm, a, np.asarray(conf, dtype=float)) / pool_n
-    return ArmCounts(attributes, arm_values, n, corr, pool_n, mean_conf, item_arm, tuple(continuous))
+    points, items = None, None
+    if np.isfinite(conf).all():
+        points = confidence_points(conf, item_arm, a)
+        items = (item_arm[labeled], conf[labeled], correct[labeled].astype(np.int64))
+    return ArmCounts(attributes, arm_values, n, corr, pool_n, mean_conf, item_arm, tuple(continuous), points, items)
+
+
+def confidence_points(confidence: Any, item_arm: Any, n_arms: int, n_points: int = CONFIDENCE_POINTS) -> np.ndarray:
+    """Per arm, the ``n_points`` quantiles of its items' confidences at levels (j + 1/2) / n_points.
+
+    The mean of a function over these points approximates its mean over the arm's items (exact
+    when the arm has ``n_points`` items or fewer distinct values per slice); an arm with fewer
+    items repeats them.
+
+    Parameters
+    ----------
+    confidence : array (N,)
+    item_arm : array of int (N,)
+        Arm index of every item (every arm in ``range(n_arms)`` has at least one item).
+    n_arms, n_points : int
+
+    Returns
+    -------
+    numpy.ndarray, shape (n_arms, n_points)
+
+    Examples
+    --------
+    >>> confidence_points([0.6, 0.9, 0.7, 0.8, 0.55], [0, 0, 0, 0, 1], 2, n_points=2).tolist()
+    [[0.7, 0.9], [0.55, 0.55]]
+    """
+    conf = np.asarray(confidence, float)
+    arm = np.asarray(item_arm, np.int64)
+    order = np.lexsort((conf, arm))
+    size = cell_counts(arm, n_arms)
+    if (size == 0).any():
+        raise DataError("every arm needs at least one item for its confidence points")
+    start = np.concatenate([[0], np.cumsum(size)[:-1]])
+    level = (np.arange(n_points) + 0.5) / n_points
+    pos = start[:, None] + np.minimum(np.floor(level[None, :] * size[:, None]).astype(np.int64), size[:, None] - 1)
+    return conf[order][pos]

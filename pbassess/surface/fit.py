@@ -47,12 +47,28 @@ __all__ = ["DEFAULT_SCALE_TERM", "ESTIMATORS", "INFERENCES", "SURFACE_SAMPLE_KWA
 
 #: Surface fits default to 4 chains x 250 draws after 500 tuning steps (conjugate fits: 4 x 250 exact draws).
 SURFACE_SAMPLE_KWARGS = {"draws": 250, "tune": 500, "chains": 4}
+#: The anchored surface's default draws per chain: its gradients are cheap (a Bernoulli per labeled item,
+#: no Beta layer), and 4 x 1000 draws give its scale hyperparameters a bulk ESS near 400.
+ANCHORED_DRAWS = 1000
 #: ADVI's default number of optimisation steps (``sample_kwargs={"advi_iterations": ...}``).
 ADVI_ITERATIONS = 5000
 
 
 def hide_labels(preds: Any, keep: int, seed: Any = None):
     """Keep the labels of ``keep`` random labeled items and hide the others (for evaluation).
+
+    Parameters
+    ----------
+    preds : Predictions
+        A pool with labels.
+    keep : int
+        Labels to keep (all when ``keep`` is at least the number of labeled items).
+    seed : int or numpy.random.Generator, optional
+
+    Returns
+    -------
+    Predictions
+        The same pool with the other labels hidden.
 
     Examples
     --------
@@ -196,13 +212,17 @@ def surface_result(arms: ArmCounts, spec: Spec, tree: Any, *, inference: str, ci
     else:
         mean, var, hdi = flat.mean(axis=0), flat.var(axis=0), hdi_from_draws(flat, ci_prob)
     diag = _clean(diagnostics or {})
-    diag.update({k: float(post[k].mean()) for k in ("confidence_offset", "confidence_slope") if k in post.data_vars})
+    diag.update({k: float(post[k].mean()) for k in ("confidence_offset", "confidence_slope", "calibration_loc",
+                                                    "calibration_slope") if k in post.data_vars})
+    if "anchor" in post.data_vars:  # the calibrated label-free accuracy the labels moved the arms from
+        extra["anchor"] = post["anchor"].to_numpy().reshape(-1, arms.n_arms).mean(axis=0)
     return SurfaceResult(arms, mean, var, hdi, estimator=getattr(spec, "estimator", None) or "surface",
                          engine=inference, ci_prob=ci_prob, idata=tree, diagnostics=diag, prior=dict(prior or {}),
                          extra=extra, fit_seconds=fit_seconds, model=model, spec=spec, options=options)
 
 
-def _draws_and_kwargs(draws: int | None, sample_kwargs: Mapping[str, Any] | None) -> tuple[int, dict, int]:
+def _draws_and_kwargs(draws: int | None, sample_kwargs: Mapping[str, Any] | None,
+                      default_draws: int | None = None) -> tuple[int, dict, int]:
     """Posterior draws per chain, the NUTS options (surface defaults under the user's) and ADVI's steps."""
     from pbassess.inference import draws_per_chain
 
@@ -211,7 +231,8 @@ def _draws_and_kwargs(draws: int | None, sample_kwargs: Mapping[str, Any] | None
     user = dict(sample_kwargs or {})
     iterations = user.pop("advi_iterations", ADVI_ITERATIONS)
     given = {"draws": user.pop("draws")} if "draws" in user else None
-    per_chain = draws_per_chain(draws if draws is not None or given else SURFACE_SAMPLE_KWARGS["draws"], given)
+    fallback = default_draws or SURFACE_SAMPLE_KWARGS["draws"]
+    per_chain = draws_per_chain(draws if draws is not None or given else fallback, given)
     kwargs = {**{k: v for k, v in SURFACE_SAMPLE_KWARGS.items() if k != "draws"}, **user}
     return per_chain, kwargs, iterations
 
@@ -229,7 +250,7 @@ def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimato
                 seed: Any = None, sample_kwargs: Mapping[str, Any] | None = None, ci_prob: float = CI_PROB,
                 model_options: Mapping[str, Any] | None = None, arm_probs: Any = None,
                 arm_values: Any = None, draws: int | None = None) -> SurfaceResult:
-    """Posterior accuracy of every arm by one of the estimators, through :func:`pbassess.inference.fit`.
+    r"""Posterior accuracy of every arm by one of the estimators, through :func:`pbassess.inference.fit`.
 
     Parameters
     ----------
@@ -242,9 +263,15 @@ def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimato
         Default: ``conjugate`` for CPredictor / Beta-I (exact; NUTS samples the same model as a
         cross-check), ``nuts`` otherwise. ADVI is an opt-in fast path of the smoothing models
         that over-smooths rare arms.
-    covariate : {"confidence"}, optional
-        The model's mean confidence over an arm's pool as a covariate of the arm's logit mean
-        (learned offset and slope); GP and additive estimators only.
+    covariate : {"confidence", "confidence-linear"}, optional
+        ``confidence``: anchor the surface at the model's confidence. Each arm's prior mean is its
+        calibrated label-free accuracy (its pool items' confidences through a calibration map
+        with a learned intercept and slope, :func:`pbassess.pymc_models.surface.calibrated_anchor`)
+        and the labels move the arms through residual effects whose scales are learned and can
+        shrink to zero: for ``additive`` the anchored model
+        (:func:`pbassess.pymc_models.surface.anchored_model`), for the GP estimators the anchored
+        mean function. ``confidence-linear`` (additive only): the earlier Beta-binomial additive
+        model with the arm's mean logit confidence as a linear covariate of its logit mean.
     continuous : sequence of str
         Integer/ordinal attributes used as continuous inputs.
     seed : int or numpy.random.Generator, optional
@@ -255,12 +282,40 @@ def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimato
         Passed to the model builder (e.g. ``scale_term``, ``gp``, ``interaction_scale``; ``lam``
         of Beta-I).
     draws : int, optional
-        Posterior draws per chain (default ``sample_kwargs["draws"]``, else 250).
+        Posterior draws per chain (default ``sample_kwargs["draws"]``, else 250; 1,000 for the
+        anchored model, whose gradients are cheap).
 
     Returns
     -------
     SurfaceResult
         With ``idata`` (the DataTree contract), ``model`` and :meth:`~SurfaceResult.loo`.
+
+    Notes
+    -----
+    Arm :math:`a` (one combination of attribute values :math:`a_1, \dots, a_K`) has :math:`y_a`
+    correct of :math:`n_a` labeled items. ``cpredictor`` gives every arm one accuracy
+    :math:`\theta \sim \mathrm{Beta}(1, 1)`; ``beta-i`` gives each arm its own,
+    :math:`\theta_a \sim \mathrm{Beta}(\lambda p_0, \lambda (1 - p_0))` (:math:`p_0` the global
+    accuracy, :math:`\lambda = 0.1`), :math:`y_a \sim \mathrm{Binomial}(n_a, \theta_a)`. The
+    default ``additive`` model is
+
+    .. math::
+
+       y_a \sim \mathrm{BetaBinomial}\big(n_a,\; \mu_a s_a,\; (1 - \mu_a) s_a\big),
+
+       \operatorname{logit} \mu_a = b + \sum_k u_k(a_k) + \sum_{k < j} v_{kj}(a_k, a_j), \qquad
+       \log s_a = \operatorname{softcap}\Big(c + \sum_k w_k(a_k)\Big),
+
+    with every effect summing to zero over the levels of each of its attributes,
+    :math:`u_k \sim \mathcal{N}(0, \sigma^2 (I - \mathbf{1}\mathbf{1}^\top / L_k))` (:math:`\sigma` =
+    ``main_scale``), interactions :math:`v_{kj} = Q_k (\tau_{kj} Z_{kj}) Q_j^\top` with
+    :math:`Q_k` a sum-to-zero basis, :math:`Z_{kj}` standard normal and
+    :math:`\tau_{kj} \sim \mathrm{HalfNormal}(s_\tau)` (:math:`s_\tau` = ``interaction_scale``), and
+    :math:`b \sim \mathcal{N}(\operatorname{logit} p_0, \sigma_b^2)` (:math:`\sigma_b` =
+    ``intercept_sd``). The BetaGP estimators replace the
+    additive link by latent Gaussian processes over the attributes,
+    :math:`\mu_a = \operatorname{sigmoid} f(a)`, :math:`s_a = \operatorname{softplus} g(a)`; BernGP
+    has :math:`y_{ai} \sim \mathrm{Bernoulli}(\operatorname{sigmoid} f(a))`.
 
     Examples
     --------
@@ -295,7 +350,16 @@ def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimato
         raise ConfigError(f"{estimator} is exact with --inference conjugate; ADVI would only approximate it")
     if covariate is not None and conjugate_ok:
         raise ConfigError(f"{estimator} takes no covariate (use additive or a GP estimator)")
-    per_chain, kwargs, iterations = _draws_and_kwargs(draws, sample_kwargs)
+    if covariate == "confidence-linear":
+        if estimator != "additive":
+            raise ConfigError("the covariate confidence-linear is the additive model's; the GP estimators take "
+                              "covariate='confidence' (the anchored mean function)")
+        covariate, model_options = "confidence", {**dict(model_options or {}), "anchored": False}
+    if covariate not in (None, "confidence"):
+        raise ConfigError(f"unknown covariate {covariate!r} (choose confidence or confidence-linear)")
+    anchored = (estimator == "additive" and covariate == "confidence"
+                and bool(dict(model_options or {}).get("anchored", True)))
+    per_chain, kwargs, iterations = _draws_and_kwargs(draws, sample_kwargs, ANCHORED_DRAWS if anchored else None)
     rng = as_generator(seed)
     model_seed = int(rng.integers(2**31 - 1))
     start = time.perf_counter()

@@ -36,6 +36,34 @@ class SurfaceResult(AssessmentResult):
     ``prior``, ``log_likelihood`` per labeled item, ``log_prior``, ...), ``model`` its PyMC
     model and :meth:`loo` its leave-one-item-out ELPD.
 
+    Parameters
+    ----------
+    arms : ArmCounts
+        The counts the surface was fitted to.
+    mean, var : array_like, shape (A,)
+        Posterior mean and variance of each arm's accuracy.
+    hdi : array_like, shape (A, 2)
+        HDI bounds of each arm's accuracy.
+    estimator : str
+        The estimator's name (:data:`ESTIMATORS`).
+    engine : str
+        The inference (``"conjugate"``, ``"nuts"`` or ``"advi"``).
+    ci_prob : float
+        Credible mass of the HDIs.
+    draws : ndarray, shape (draws, A) or (chains, draws, A), optional
+        Posterior draws of the accuracies (else taken from ``idata``).
+    idata : xarray.DataTree, optional
+        The fit's DataTree.
+    diagnostics, prior, options : dict, optional
+        As for :class:`~pbassess.results.AssessmentResult`.
+    extra : dict of str to array_like, optional
+        Further per-arm values to keep in ``surface``.
+    fit_seconds : float, optional
+        Wall time of the fit.
+    model : pymc.Model, optional
+    spec : Spec, optional
+        The fit's :class:`~pbassess.inference.Spec`.
+
     Examples
     --------
     >>> from pbassess.surface import ArmCounts, fit_surface
@@ -43,7 +71,7 @@ class SurfaceResult(AssessmentResult):
     >>> r.surface["mean"].round(3).values.tolist()
     [0.9, 0.9]
     >>> sorted(r.to_json())[:4]
-    ['arms', 'attributes', 'ci_prob', 'diagnostics']
+    ['anchor', 'arms', 'attributes', 'ci_prob']
     """
 
     metric = "accuracy-surface"
@@ -103,9 +131,13 @@ class SurfaceResult(AssessmentResult):
         dtype = state.get("values_dtype", "object")
         values = np.asarray(state["values"], dtype=object if dtype == "object" else dtype)
         item_arm = datasets["item_arm"]["item_arm"].to_numpy() if "item_arm" in datasets else None
+        points = None
+        tree = self.idata
+        if tree is not None and "constant_data" in tree.children and "confidence_points" in tree["constant_data"].data_vars:
+            points = tree["constant_data"]["confidence_points"].to_numpy()
         self.arms = ArmCounts(tuple(state["attributes"]), values, counts["n"].to_numpy(),
                               counts["correct"].to_numpy(), counts["pool_n"].to_numpy(),
-                              counts["confidence"].to_numpy(), item_arm, tuple(state.get("continuous", ())))
+                              counts["confidence"].to_numpy(), item_arm, tuple(state.get("continuous", ())), points)
         self.counts = self.arms.to_dataset()
         self.estimator = state["estimator"]
         self.fit_seconds = state.get("fit_seconds")
@@ -249,13 +281,23 @@ class SurfaceResult(AssessmentResult):
                             f"at {desc}.")
 
     def to_json(self) -> dict[str, Any]:
-        """The CLI contract object (attributes, arms, n, pool_n, mean, var, hdi, diagnostics, ...)."""
+        """The CLI contract object (attributes, arms, n, pool_n, mean, var, hdi, diagnostics, ...).
+
+        Per arm (lists in the order of ``arms``): ``mean``, ``var``, ``hdi`` and its columns
+        ``hdi_low`` / ``hdi_high``, ``n_labeled`` (= ``n``), ``n_pool`` (= ``pool_n``),
+        ``confidence`` (the arm's mean model confidence, null where unknown) and ``anchor`` (the
+        anchored models' calibrated label-free accuracy, posterior mean; null for other fits).
+        """
         hdi = np.column_stack([self.surface["hdi_lower"].values, self.surface["hdi_upper"].values])
         return _jsonable({
             "metric": self.metric, "estimator": self.estimator, "inference": self.engine, "ci_prob": self.ci_prob,
             "attributes": list(self.arms.attributes), "arms": self.arms.values.tolist(),
             "n": self.arms.n.tolist(), "pool_n": self.arms.pool_n.tolist(), "mean": self.mean.tolist(),
-            "var": self.var.tolist(), "hdi": hdi.tolist(), "diagnostics": dict(self.diagnostics or {}),
+            "var": self.var.tolist(), "hdi": hdi.tolist(), "hdi_low": hdi[:, 0].tolist(),
+            "hdi_high": hdi[:, 1].tolist(), "n_labeled": self.arms.n.tolist(), "n_pool": self.arms.pool_n.tolist(),
+            "confidence": np.asarray(self.arms.confidence, float).tolist(),
+            "anchor": self.surface["anchor"].values.tolist() if "anchor" in self.surface else None,
+            "diagnostics": dict(self.diagnostics or {}),
             "fit_seconds": self.fit_seconds, "sentence": self.sentence(),
         })
 

@@ -1,0 +1,165 @@
+"""The confidence-anchored additive surface (issue 21): anchor, likelihood, fits, JSON."""
+
+from __future__ import annotations
+
+import warnings
+from math import comb
+
+import numpy as np
+import pytest
+from scipy.optimize import brentq
+from scipy.special import expit, logit
+from scipy.stats import binom
+
+from pbassess.errors import ConfigError
+from pbassess.pymc_models.surface import SurfaceModelSpec, anchored_model
+from pbassess.surface import ArmCounts, count_arms, fit_surface
+from pbassess.surface.arms import confidence_points
+from pbassess.surface.evaluate import surface_errors
+from pbassess.surface.synthetic import miscalibrated_surface
+
+VALUES = [[0, 0], [0, 1], [1, 0], [1, 1]]
+POINTS = [[0.6, 0.7, 0.8], [0.9, 0.92, 0.95], [0.55, 0.75, 0.85], [0.7, 0.7, 0.99]]
+
+
+def _arms(n=(20, 5, 0, 40), k=(15, 5, 0, 30)):
+    return ArmCounts.from_arrays(n, k, values=VALUES, attributes=("sex", "dis"), pool_n=[100, 50, 10, 300],
+                                 confidence_points=POINTS)
+
+
+def _fn(model, outputs):
+    import pytensor
+
+    inputs = model.value_vars
+    replaced = model.replace_rvs_by_values(outputs)
+    return pytensor.function(inputs, replaced, on_unused_input="ignore")
+
+
+def test_confidence_points_are_the_arm_quantiles():
+    rng = np.random.default_rng(0)
+    conf = rng.uniform(0.5, 1.0, size=500)
+    arm = rng.integers(0, 7, size=500)
+    got = confidence_points(conf, arm, 7, n_points=8)
+    for a in range(7):
+        x = np.sort(conf[arm == a])
+        want = x[np.floor((np.arange(8) + 0.5) / 8 * x.size).astype(int)]
+        np.testing.assert_array_equal(got[a], want)
+
+
+def test_anchor_and_likelihood_match_closed_forms():
+    arms = _arms()
+    model, _, _ = anchored_model(arms)
+    point = model.initial_point()
+    rng = np.random.default_rng(1)
+    point = {k: v + rng.normal(0, 0.3, size=np.shape(v)) for k, v in point.items()}
+    mu, anchor, lik = _fn(model, [model["mu"], model["anchor"], model["likelihood"]])(**point)
+    z = logit(np.asarray(POINTS))
+    centre = np.average(z.mean(1), weights=[100, 50, 10, 300])
+    loc, slope = point["calibration_loc"], point["calibration_slope"]
+    base = loc + slope * (z - centre)
+    np.testing.assert_allclose(anchor, expit(base).mean(1), rtol=1e-10)
+    # every item of an arm moved by the same residual: mu = mean_b sigmoid(base_b + r_a)
+    r = np.array([brentq(lambda x, a=a: expit(base[a] + x).mean() - mu[a], -20, 20) for a in range(4)])
+    arm_sd = np.exp(point["arm_sd_log__"])
+    assert np.all(np.abs(r) < 10) and arm_sd > 0
+    n, k = arms.n, arms.correct
+    # the Binomial log-likelihood of the counts, without the binomial coefficients
+    coef = np.array([np.log(float(comb(int(a), int(b)))) for a, b in zip(n, k, strict=True)])
+    np.testing.assert_allclose(lik, (binom.logpmf(k, n, mu) - coef).sum(), rtol=1e-10)
+
+
+def test_zero_scales_leave_the_anchor():
+    model, _, _ = anchored_model(_arms(), main_scale=0, interaction_scale=0, arm_scale=0)
+    assert {v.name for v in model.free_RVs} == {"calibration_loc", "calibration_slope"}
+    point = model.initial_point()
+    mu, anchor = _fn(model, [model["mu"], model["anchor"]])(**point)
+    np.testing.assert_allclose(mu, anchor, rtol=1e-12)
+    np.testing.assert_allclose(anchor, np.mean(POINTS, axis=1), rtol=1e-10)  # identity map at the prior centre
+
+
+def test_anchored_is_the_default_of_additive_with_confidence():
+    arms = _arms()
+    assert SurfaceModelSpec(arms, "additive", covariate="confidence").anchored
+    old = SurfaceModelSpec(arms, "additive", covariate="confidence", model_options={"anchored": False})
+    assert not old.anchored and "log_scale" in {v.name for v in old.model().free_RVs}
+    assert not SurfaceModelSpec(arms, "additive").anchored
+    with pytest.raises(ConfigError, match="anchored"):
+        SurfaceModelSpec(arms, "additive", model_options={"anchored": True})
+    with pytest.raises(ConfigError, match="confidence-linear"):
+        fit_surface(arms, estimator="berngp", covariate="confidence-linear")
+    with pytest.raises(ConfigError, match="covariate"):
+        fit_surface(arms, estimator="additive", covariate="age")
+
+
+def test_surface_json_has_the_per_arm_columns():
+    r = fit_surface(_arms(), estimator="beta-i", seed=0)
+    out = r.to_json()
+    for key in ("mean", "hdi_low", "hdi_high", "n_labeled", "n_pool", "confidence", "anchor"):
+        assert key in out
+    assert out["n_labeled"] == [20.0, 5.0, 0.0, 40.0] and out["n_pool"] == [100.0, 50.0, 10.0, 300.0]
+    assert out["anchor"] is None and np.allclose(out["hdi_low"], np.asarray(out["hdi"])[:, 0])
+
+
+@pytest.mark.slow
+def test_anchored_fit_corrects_a_miscalibrated_surface():
+    """A known truth: calibrated confidence except on a few combinations (over-confident 0.05-0.2).
+
+    NUTS on 32 arms from 1,500 labels. The anchored posterior must beat the raw confidence clearly
+    (its error is dominated by the known over-confidence; tolerance: a factor 2, far beyond the
+    seed-to-seed spread seen over 5 seeds), with R-hat < 1.02, and say so when it diverged.
+    """
+    s = miscalibrated_surface(30000, 5, seed=3)
+    from pbassess.surface import hide_labels
+
+    kept = hide_labels(s.preds, 1500, seed=0)
+    arms = count_arms(kept, s.attributes)
+    truth = s.arm_truth(arms.values)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = fit_surface(kept, list(s.attributes), estimator="additive", covariate="confidence", seed=0)
+    support = count_arms(s.preds, s.attributes).pool_n
+    e_conf = surface_errors(arms.confidence, truth, support, truth_is_empirical=False)["macro_mse"]
+    e_anch = surface_errors(r.mean, truth, support, truth_is_empirical=False)["macro_mse"]
+    assert e_anch < 0.5 * e_conf
+    assert r.diagnostics["max_rhat"] < 1.02
+    # known open defect: the half-Student-t scales leave a few divergences (2 in 4 x 1000 draws at
+    # target_accept 0.95); the fit must then say it failed its diagnostics
+    if r.diagnostics["divergences"]:
+        assert not r.diagnostics["ok"] and "diverg" in r.sentence()
+    assert r.surface["anchor"].shape == (arms.n_arms,)
+    assert r.to_json()["anchor"] is not None
+
+
+def test_item_level_likelihood_and_its_pointwise_values_agree():
+    """On a pool the calibration map is learned item by item; the per-item log-likelihood (for LOO)
+    sums to the model's likelihood term at any point."""
+    s = miscalibrated_surface(3000, 3, seed=0)
+    from pbassess.pymc_models.surface import anchored_items
+    from pbassess.surface import hide_labels
+
+    arms = count_arms(hide_labels(s.preds, 200, seed=1), s.attributes)
+    items = anchored_items(arms)
+    assert items is not None and items[0].size == 200
+    assert anchored_items(arms.with_counts(arms.n, arms.correct)) is None  # counts changed: the arm Binomial
+    spec = SurfaceModelSpec(arms, "additive", covariate="confidence")
+    model = spec.model()
+    rng = np.random.default_rng(2)
+    point = {k: v + rng.normal(0, 0.3, size=np.shape(v)) for k, v in model.initial_point().items()}
+    names = ["calibration_loc", "calibration_slope", "residual"]
+    values = _fn(model, [model[n] for n in names] + [model["likelihood"]])(**point)
+    draws = {n: np.asarray(v)[None, None] for n, v in zip(names, values[:3], strict=True)}
+    dims, ll, _ = spec.log_likelihood(draws, per_item=True)
+    assert dims == ("item",) and ll.shape == (1, 1, 200)
+    np.testing.assert_allclose(ll.sum(), values[3], rtol=1e-9)
+
+
+def test_gp_estimators_take_the_anchored_mean_function():
+    from pbassess.pymc_models.surface import berngp_model, betagp_model
+
+    arms = _arms()
+    for model in (betagp_model(arms, variant="betagp-slp", covariate="confidence", seed=0)[0],
+                  berngp_model(arms, covariate="confidence", seed=0)):
+        assert {"calibration_loc", "calibration_slope"} <= {v.name for v in model.free_RVs}
+        point = model.initial_point()
+        anchor = _fn(model, [model["anchor"]])(**point)[0]
+        np.testing.assert_allclose(anchor, np.mean(POINTS, axis=1), rtol=1e-10)  # identity map at the prior centre
