@@ -21,7 +21,13 @@ __all__ = ["is_equal_width", "linspace_edges", "truncation_exceptions"]
 
 
 def is_equal_width(edges: np.ndarray) -> bool:
-    """Whether ``edges`` are exactly ``numpy.linspace(0, 1, B + 1)`` (the edges of ``B`` equal-width bins)."""
+    """Whether ``edges`` are exactly ``numpy.linspace(0, 1, B + 1)`` (the edges of ``B`` equal-width bins).
+
+    Examples
+    --------
+    >>> is_equal_width(np.linspace(0, 1, 16)), is_equal_width(np.array([0.0, 0.5, 0.9, 1.0]))
+    (True, False)
+    """
     n_bins = edges.size - 1
     return bool(edges[0] == 0.0 and edges[-1] == 1.0 and np.array_equal(edges, linspace_edges(n_bins)))
 
@@ -51,6 +57,14 @@ def truncation_exceptions(n_bins: int) -> tuple[np.ndarray, np.ndarray] | None:
     lands on its edge (e.g. ``B`` = 2, 3, 15, 30), else the tables ``lower[b]`` (``-inf`` for
     ``b = 0``) and ``upper[b]`` (NaN for the last bin: no score moves past it) that :func:`pbassess.counting.bins.assign_bins`
     compares against to move a truncated index by one.
+
+    Examples
+    --------
+    >>> truncation_exceptions(15) is None             # every product lands on its edge
+    True
+    >>> lower, upper = truncation_exceptions(10)      # 0.3 * 10 = 2.9999999999999996: some do not
+    >>> float(lower[0]), float(upper[-1]), float(upper[2])
+    (-inf, nan, 0.30000000000000004)
     """
     edges = linspace_edges(n_bins)
     scale = float(n_bins)

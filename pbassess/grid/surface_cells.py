@@ -51,12 +51,16 @@ _ERRORS = ("macro_mse", "macro_mse_corrected", "worst_mse", "worst_mse_corrected
 def parse_estimator(name: str) -> tuple[str | None, dict[str, Any]]:
     """``(estimator, options)`` of an estimator name such as ``additive+conf`` or ``additive(advi)``.
 
-    ``confidence`` (the label-free baseline) gives ``(None, {})``.
+    ``confidence`` (the label-free baseline) gives ``(None, {})``. ``+conf`` and ``+anchor`` anchor the
+    estimator at the calibrated confidence (``covariate="confidence"``; ``anchored`` is ``additive+conf``),
+    ``+linconf`` takes the mean confidence as a linear covariate (``covariate="confidence-linear"``).
 
     Examples
     --------
     >>> parse_estimator("additive+conf(advi)"), parse_estimator("beta-i"), parse_estimator("confidence")
     (('additive', {'covariate': 'confidence', 'inference': 'advi'}), ('beta-i', {}), (None, {}))
+    >>> parse_estimator("anchored"), parse_estimator("additive+linconf")
+    (('additive', {'covariate': 'confidence'}), ('additive', {'covariate': 'confidence-linear'}))
     """
     from pbassess.surface.fit import ESTIMATORS, INFERENCES
 
@@ -66,14 +70,18 @@ def parse_estimator(name: str) -> tuple[str | None, dict[str, Any]]:
         if inference not in INFERENCES:
             raise ConfigError(f"estimator {name!r}: unknown inference {inference!r} (choose from {', '.join(INFERENCES)})")
         options["inference"] = inference
-    if base.endswith("+conf"):
-        base = base.removesuffix("+conf")
-        options = {"covariate": "confidence", **options}
+    if base == "anchored":
+        base = "additive+conf"
+    for suffix, covariate in (("+conf", "confidence"), ("+anchor", "confidence"), ("+linconf", "confidence-linear")):
+        if base.endswith(suffix):
+            base = base.removesuffix(suffix)
+            options = {"covariate": covariate, **options}
+            break
     if base == "confidence" and not options:
         return None, {}
     if base not in ESTIMATORS:
         raise ConfigError(f"unknown surface estimator {name!r} (choose from confidence, {', '.join(ESTIMATORS)}, "
-                          "optionally with +conf and (nuts|advi|conjugate))")
+                          "anchored, optionally with +conf, +anchor or +linconf and (nuts|advi|conjugate))")
     return base, options
 
 

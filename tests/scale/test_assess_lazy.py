@@ -10,7 +10,8 @@ from pbassess.data.lazy import read_lazy_predictions
 from pbassess.data.synthetic import write_synthetic_pool
 
 # item-level statistics that are (by design) only computed for pools held in memory
-ITEM_LEVEL_KEYS = {"smooth_ece", "top_label_ece", "classwise_ece_one_vs_rest", "marginal_calibration_error"}
+# (Nixon et al.'s ACE needs the labeled items' scores for its equal-count ranges: null out of core)
+ITEM_LEVEL_KEYS = {"smooth_ece", "top_label_ece", "classwise_ece_one_vs_rest", "marginal_calibration_error", "ace"}
 
 
 @pytest.fixture(scope="module")
