@@ -265,11 +265,14 @@ def count_arms(preds: Any, attributes: Sequence[str], *, arm_probs: Any = None, 
 
 
 def confidence_points(confidence: Any, item_arm: Any, n_arms: int, n_points: int = CONFIDENCE_POINTS) -> np.ndarray:
-    """Per arm, the ``n_points`` quantiles of its items' confidences at levels (j + 1/2) / n_points.
+    """Per arm, the means of its items' confidences over ``n_points`` equal-mass slices of its quantile function.
 
-    The mean of a function over these points approximates its mean over the arm's items (exact
-    when the arm has ``n_points`` items or fewer distinct values per slice); an arm with fewer
-    items repeats them.
+    Point j of an arm is the average of the arm's empirical quantile function over
+    [j / n_points, (j + 1) / n_points] (an item that straddles a slice border counts in both
+    slices with the share it covers), so the points' mean is the arm's mean confidence exactly,
+    and the mean of a smooth function over the points approximates its mean over the arm's items
+    (the anchored surfaces pass the points through a calibration map). Mid-slice quantiles,
+    the earlier points, missed the mean confidence of skewed arms by up to 0.01.
 
     Parameters
     ----------
@@ -284,16 +287,29 @@ def confidence_points(confidence: Any, item_arm: Any, n_arms: int, n_points: int
 
     Examples
     --------
-    >>> confidence_points([0.6, 0.9, 0.7, 0.8, 0.55], [0, 0, 0, 0, 1], 2, n_points=2).tolist()
-    [[0.7, 0.9], [0.55, 0.55]]
+    >>> confidence_points([0.6, 0.9, 0.7, 0.8, 0.55], [0, 0, 0, 0, 1], 2, n_points=2).round(4).tolist()
+    [[0.65, 0.85], [0.55, 0.55]]
+    >>> confidence_points([0.5, 0.8, 0.9], [0, 0, 0], 1, n_points=2).round(4).tolist()  # 0.8 split in halves
+    [[0.6, 0.8667]]
     """
     conf = np.asarray(confidence, float)
     arm = np.asarray(item_arm, np.int64)
     order = np.lexsort((conf, arm))
-    size = cell_counts(arm, n_arms)
+    size = cell_counts(arm, n_arms).astype(np.int64)
     if (size == 0).any():
         raise DataError("every arm needs at least one item for its confidence points")
     start = np.concatenate([[0], np.cumsum(size)[:-1]])
-    level = (np.arange(n_points) + 0.5) / n_points
-    pos = start[:, None] + np.minimum(np.floor(level[None, :] * size[:, None]).astype(np.int64), size[:, None] - 1)
-    return conf[order][pos]
+    sorted_conf = conf[order]
+    prefix = np.concatenate([[0.0], np.cumsum(sorted_conf)])  # prefix[k]: sum of the first k sorted values
+
+    def integral(t: np.ndarray) -> np.ndarray:
+        """n x the integral of each arm's quantile function over [0, t] (t per arm and level)."""
+        pos = t * size[:, None]
+        whole = np.minimum(np.floor(pos).astype(np.int64), size[:, None])
+        inside = np.minimum(whole, size[:, None] - 1)
+        part = (pos - whole) * sorted_conf[start[:, None] + inside]
+        return prefix[start[:, None] + whole] - prefix[start][:, None] + part
+
+    edges = np.linspace(0.0, 1.0, n_points + 1)[None, :].repeat(n_arms, axis=0)
+    cumulative = integral(edges)
+    return np.diff(cumulative, axis=1) * n_points / size[:, None]
