@@ -158,6 +158,13 @@ class MiscalibratedSurface:
         return self.arm_accuracy[index]
 
 
+#: A rule's over-confidence may take at most this share of its items' room below 1 (mean 1 - confidence):
+#: asking an arm of accuracy 0.9 to be over-confident by 0.15 pushes every confidence to 1 and destroys it.
+RULE_ROOM = 0.6
+#: Random (combination, over-confidence) draws tried per rule before the over-confidence is capped at what the last one allows.
+RULE_ATTEMPTS = 200
+
+
 def miscalibrated_surface(n_items: int = 50000, n_attributes: int = 8, *, seed: Any = None,
                           base_accuracy: float = 0.85, effect_sd: float = 0.5, n_rules: int = 3,
                           shift: tuple[float, float] = (0.05, 0.2), item_sd: float = 1.0) -> MiscalibratedSurface:
@@ -169,7 +176,10 @@ def miscalibrated_surface(n_items: int = 50000, n_attributes: int = 8, *, seed: 
     p_i itself -- calibrated -- except on the items matching one of ``n_rules`` random
     combinations (one attribute value, or a pair of values), where the confidence is p_i
     shifted up on the logit scale so that the rule's items are over-confident by a drawn
-    amount in ``shift`` (0.05-0.2) on average. The confidence of a 10-class top-1 prediction
+    amount in ``shift`` (0.05-0.2) on average. A rule's combination and amount are drawn again
+    until its items leave room for that over-confidence (at most :data:`RULE_ROOM` of their mean
+    1 - confidence; a combination of accuracy 0.9 cannot be over-confident by 0.15 without
+    every confidence going to 1, which would carry no information at all). The confidence of a 10-class top-1 prediction
     stays in [0.1, 1).
 
     Parameters
@@ -218,10 +228,15 @@ def miscalibrated_surface(n_items: int = 50000, n_attributes: int = 8, *, seed: 
     rules = []
     for r in range(n_rules):
         size = 1 if r == 0 or k < 2 else 2
-        attr = rng.choice(k, size=size, replace=False)
-        value = rng.integers(0, 2, size=size)
-        hit = np.all(attrs[:, attr] == value, axis=1)
-        target = rng.uniform(lo, hi)
+        for _attempt in range(RULE_ATTEMPTS):  # a combination whose items leave room for the over-confidence
+            target = rng.uniform(lo, hi)
+            attr = rng.choice(k, size=size, replace=False)
+            value = rng.integers(0, 2, size=size)
+            hit = np.all(attrs[:, attr] == value, axis=1)
+            if hit.any() and target <= RULE_ROOM * np.mean(1.0 - conf[hit]):
+                break
+        else:  # none found: the largest over-confidence the last combination's items leave room for
+            target = min(target, RULE_ROOM * float(np.mean(1.0 - conf[hit]))) if hit.any() else target
         if hit.any():  # the logit shift whose mean over the rule's items over-states accuracy by `target`
             base = np.clip(p[hit], 1e-6, 1 - 1e-6)
             a, b = 0.0, 20.0
