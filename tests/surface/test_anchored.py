@@ -35,15 +35,20 @@ def _fn(model, outputs):
     return pytensor.function(inputs, replaced, on_unused_input="ignore")
 
 
-def test_confidence_points_are_the_arm_quantiles():
+def test_confidence_points_are_slice_means_of_the_arm_quantile_function():
     rng = np.random.default_rng(0)
     conf = rng.uniform(0.5, 1.0, size=500)
     arm = rng.integers(0, 7, size=500)
     got = confidence_points(conf, arm, 7, n_points=8)
     for a in range(7):
         x = np.sort(conf[arm == a])
-        want = x[np.floor((np.arange(8) + 0.5) / 8 * x.size).astype(int)]
-        np.testing.assert_array_equal(got[a], want)
+        # the quantile function on a fine grid of 8 x size x 16 equal cells, averaged per slice of 1/8
+        grid = (np.arange(8 * x.size * 16) + 0.5) / (8 * x.size * 16)
+        quantile = x[np.floor(grid * x.size).astype(int)]
+        np.testing.assert_allclose(got[a], quantile.reshape(8, -1).mean(axis=1), rtol=1e-12)
+        np.testing.assert_allclose(got[a].mean(), x.mean(), rtol=1e-12)  # the points keep the arm's mean
+    tiny = confidence_points([0.9, 0.6], [0, 0], 1, n_points=8)  # fewer items than points
+    np.testing.assert_allclose(tiny[0], [0.6] * 4 + [0.9] * 4)
 
 
 def test_anchor_and_likelihood_match_closed_forms():
@@ -55,7 +60,8 @@ def test_anchor_and_likelihood_match_closed_forms():
     mu, anchor, lik = _fn(model, [model["mu"], model["anchor"], model["likelihood"]])(**point)
     z = logit(np.asarray(POINTS))
     centre = np.average(z.mean(1), weights=[100, 50, 10, 300])
-    loc, slope = point["calibration_loc"], point["calibration_slope"]
+    deviation = point["calibration_deviation"]  # from the identity map: (l - zbar, b - 1)
+    loc, slope = centre + deviation[0], 1.0 + deviation[1]
     base = loc + slope * (z - centre)
     np.testing.assert_allclose(anchor, expit(base).mean(1), rtol=1e-10)
     # every item of an arm moved by the same residual: mu = mean_b sigmoid(base_b + r_a)
@@ -70,7 +76,7 @@ def test_anchor_and_likelihood_match_closed_forms():
 
 def test_zero_scales_leave_the_anchor():
     model, _, _ = anchored_model(_arms(), main_scale=0, interaction_scale=0, arm_scale=0)
-    assert {v.name for v in model.free_RVs} == {"calibration_loc", "calibration_slope"}
+    assert {v.name for v in model.free_RVs} == {"calibration_deviation"}
     point = model.initial_point()
     mu, anchor = _fn(model, [model["mu"], model["anchor"]])(**point)
     np.testing.assert_allclose(mu, anchor, rtol=1e-12)
@@ -159,7 +165,8 @@ def test_gp_estimators_take_the_anchored_mean_function():
     arms = _arms()
     for model in (betagp_model(arms, variant="betagp-slp", covariate="confidence", seed=0)[0],
                   berngp_model(arms, covariate="confidence", seed=0)):
-        assert {"calibration_loc", "calibration_slope"} <= {v.name for v in model.free_RVs}
+        assert "calibration_deviation" in {v.name for v in model.free_RVs}
+        assert {"calibration_loc", "calibration_slope"} <= set(model.named_vars)
         point = model.initial_point()
         anchor = _fn(model, [model["anchor"]])(**point)[0]
         np.testing.assert_allclose(anchor, np.mean(POINTS, axis=1), rtol=1e-10)  # identity map at the prior centre
