@@ -1,6 +1,7 @@
 """Convergence diagnostics of a NUTS fit: R-hat on a few summary quantities, ESS, divergences.
 
-Which R-hat. The rank-normalised split R-hat (Vehtari et al. 2021; ``arviz_stats.rhat``) is
+Which R-hat. The rank-normalised split R-hat (Vehtari et al. 2021; ``arviz_stats.rhat``, computed for
+all elements at once by :mod:`pbassess.inference.convergence`) is
 compared with its recommended threshold 1.01 on the *worst of a few summary quantities* of
 each reported variable, not on the maximum over every element: per draw, a vector variable
 is reduced to its mean, minimum and maximum over its elements (a scalar stays itself), and
@@ -53,6 +54,21 @@ def summary_quantities(posterior: xr.Dataset, var_names: Sequence[str]) -> xr.Da
     return xr.Dataset(out)
 
 
+def _per_element(ds: xr.Dataset, statistic) -> xr.Dataset:
+    """``statistic`` ((elements, chains, draws) -> (elements,), :mod:`pbassess.inference.convergence`) of
+    every element of every variable, as ``arviz_stats.ess`` / ``rhat`` return it (one value per element)."""
+    out = {}
+    for name, da in ds.data_vars.items():
+        da = da.astype(float)
+        if "chain" not in da.dims:
+            da = da.expand_dims("chain")
+        rest = [d for d in da.dims if d not in ("chain", "draw")]
+        arr = da.transpose(*rest, "chain", "draw").to_numpy()
+        values = statistic(arr.reshape(-1, *arr.shape[-2:])).reshape(arr.shape[:-2])
+        out[name] = xr.DataArray(values, dims=rest, coords={d: da.coords[d] for d in rest if d in da.coords})
+    return xr.Dataset(out)
+
+
 def _finite_extreme(ds: xr.Dataset, reduce) -> float | None:
     values = np.concatenate([np.ravel(v.to_numpy()) for v in ds.data_vars.values()] or [np.array([])])
     values = values[np.isfinite(values)]
@@ -97,7 +113,7 @@ def diagnostics(
     >>> diagnostics(xr.DataTree.from_dict({"posterior": stuck}), warn=False)["ok"]
     False
     """
-    import arviz_stats
+    from pbassess.inference import convergence
 
     post = idata["posterior"].to_dataset() if isinstance(idata, xr.DataTree) else idata.posterior
     names = list(var_names) if var_names is not None else [str(v) for v in post.data_vars]
@@ -111,11 +127,11 @@ def diagnostics(
             divergences = int(stats["diverging"].sum())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ess_bulk = arviz_stats.ess(reported, method="bulk") if names else xr.Dataset()
-        ess_tail = arviz_stats.ess(reported, method="tail") if names else xr.Dataset()
+        ess_bulk = _per_element(reported, convergence.ess_bulk) if names else xr.Dataset()
+        ess_tail = _per_element(reported, convergence.ess_tail) if names else xr.Dataset()
         if chains >= 2 and names:
-            rhat = arviz_stats.rhat(summary_quantities(reported, names), method="rank")
-            rhat_all = arviz_stats.rhat(reported, method="rank")
+            rhat = _per_element(summary_quantities(reported, names), convergence.rhat_rank)
+            rhat_all = _per_element(reported, convergence.rhat_rank)
         else:
             rhat = rhat_all = xr.Dataset()
     out: dict[str, Any] = {
