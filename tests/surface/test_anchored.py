@@ -170,3 +170,31 @@ def test_gp_estimators_take_the_anchored_mean_function():
         point = model.initial_point()
         anchor = _fn(model, [model["anchor"]])(**point)[0]
         np.testing.assert_allclose(anchor, np.mean(POINTS, axis=1), rtol=1e-10)  # identity map at the prior centre
+
+
+@pytest.mark.parametrize("options", [{}, {"arm_scale": 0}, {"interaction_scale": 0, "main_scale": 0.3}])
+def test_numpy_deterministics_equal_the_models(options):
+    """anchored_values (NumPy, used after NUTS kept only the free variables) is the model's own graph."""
+    from pbassess.pymc_models.surface import anchored_values
+
+    s = miscalibrated_surface(3000, 3, seed=0)
+    from pbassess.surface import hide_labels
+
+    arms = count_arms(hide_labels(s.preds, 300, seed=1), s.attributes)
+    model, _, _ = anchored_model(arms, **options)
+    names = ["calibration_loc", "calibration_slope", "confidence_offset", "residual", "anchor", "mu"]
+    fn = _fn(model, [model[n] for n in names])
+    free = {v.name: model.rvs_to_values[v] for v in model.free_RVs}
+    rng = np.random.default_rng(3)
+    draws = {name: [] for name in free}
+    expected = {n: [] for n in names}
+    for _ in range(3):
+        point = {k: v + rng.normal(0, 0.5, size=np.shape(v)) for k, v in model.initial_point().items()}
+        for n, v in zip(names, fn(**point), strict=True):
+            expected[n].append(v)
+        for name, value_var in free.items():  # the free variable itself (the transform undone)
+            raw = point[value_var.name]
+            draws[name].append(np.exp(raw) if value_var.name.endswith("_log__") else raw)
+    got = anchored_values(arms, {k: np.asarray(v) for k, v in draws.items()}, **options)
+    for n in names:
+        np.testing.assert_allclose(got[n], np.asarray(expected[n]), rtol=1e-9, atol=1e-12, err_msg=n)
