@@ -29,7 +29,7 @@ lets seeds run in parallel jobs.
 
 Run: ``PBASSESS_DATA_DIR=/work/shared/data python benchmarks/surface.py [--data acs] [--budgets
 500,2000,10000] [--seeds 1] [--estimators ...] [--draws N --tune 500 --chains 4]`` (the
-defaults are the surface fit's own: 4 chains x 250 draws, 1,000 for the anchored model, after 500
+defaults are the surface fit's own: 4 chains x 250 draws, 500 for the anchored model, after 500
 tuning steps).
 """
 
@@ -136,7 +136,7 @@ def main() -> None:
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--estimators", default="confidence,anchored,cpredictor,beta-i,additive,betagp-slp,berngp")
     parser.add_argument("--draws", type=int, default=0, help="draws per chain (default 0: each estimator's own "
-                        "default, 250, or 1,000 for the anchored model)")
+                        "default, 250, or 500 for the anchored model)")
     parser.add_argument("--tune", type=int, default=500)
     parser.add_argument("--chains", type=int, default=4)
     parser.add_argument("--min-support", type=float, default=50)

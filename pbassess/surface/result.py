@@ -276,9 +276,15 @@ class SurfaceResult(AssessmentResult):
         i = int(np.argmin(self.mean))
         desc = ", ".join(f"{a}={v}" for a, v in zip(self.arms.attributes, self.arms.values[i], strict=False))
         lo, hi = self.surface["hdi_lower"].values[i], self.surface["hdi_upper"].values[i]
-        return self.qualify(f"{self.estimator} surface over {self.arms.n_arms} arms from {int(self.arms.n.sum())} "
+        name = f"{self.estimator} surface"
+        moved = ""
+        if "anchor" in self.surface:  # the anchored models: say so, and how far the labels moved the arms
+            name = f"confidence-anchored {name}"
+            shift = np.abs(self.mean - self.surface["anchor"].values)
+            moved = f"; the labels move {int((shift > 0.02).sum())} arms more than 0.02 from their calibrated confidence"
+        return self.qualify(f"{name} over {self.arms.n_arms} arms from {int(self.arms.n.sum())} "
                             f"labels: lowest accuracy {self.mean[i]:.3f} ({self.ci_prob:.0%} HDI {lo:.3f}-{hi:.3f}) "
-                            f"at {desc}.")
+                            f"at {desc}{moved}.")
 
     def to_json(self) -> dict[str, Any]:
         """The CLI contract object (attributes, arms, n, pool_n, mean, var, hdi, diagnostics, ...).
