@@ -53,7 +53,7 @@ def test_confidence_points_are_slice_means_of_the_arm_quantile_function():
 
 def test_anchor_and_likelihood_match_closed_forms():
     arms = _arms()
-    model, _, _ = anchored_model(arms)
+    model, _, _ = anchored_model(arms, interactions=False)  # without the pair the arm has an effect of its own
     point = model.initial_point()
     rng = np.random.default_rng(1)
     point = {k: v + rng.normal(0, 0.3, size=np.shape(v)) for k, v in point.items()}
@@ -198,3 +198,13 @@ def test_numpy_deterministics_equal_the_models(options):
     got = anchored_values(arms, {k: np.asarray(v) for k, v in draws.items()}, **options)
     for n in names:
         np.testing.assert_allclose(got[n], np.asarray(expected[n]), rtol=1e-9, atol=1e-12, err_msg=n)
+
+
+def test_an_arm_effect_that_repeats_the_modelled_effects_is_left_out():
+    arms = _arms()  # two attributes: main effects + their pair already give every arm its own value
+    names = {v.name for v in anchored_model(arms)[0].free_RVs}
+    assert "arm_sd" not in names and "pair_sd" in names
+    assert "arm_sd" in {v.name for v in anchored_model(arms, interactions=False)[0].free_RVs}
+    one = ArmCounts.from_arrays([5, 5, 5], [4, 3, 5], values=[[0], [1], [2]], attributes=("env",),
+                                confidence_points=[[0.8], [0.7], [0.9]])
+    assert "arm_sd" not in {v.name for v in anchored_model(one)[0].free_RVs}
