@@ -59,6 +59,29 @@ def _valid(x: np.ndarray, min_chains: int) -> np.ndarray:
     return ok
 
 
+def _over_valid(x: np.ndarray, min_chains: int, statistic) -> np.ndarray:
+    """``statistic`` of the valid elements of ``x`` (see :func:`_valid`), NaN for the others."""
+    x = np.asarray(x, float)
+    out = np.full(x.shape[0], np.nan)
+    ok = _valid(x, min_chains)
+    if ok.any():
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[ok] = statistic(x[ok])
+    return out
+
+
+def _rhat_rank_valid(x: np.ndarray) -> np.ndarray:
+    split = _split(x)
+    folded = np.abs(split - np.median(split.reshape(split.shape[0], -1), axis=1)[:, None, None])
+    return np.maximum(_rhat(_z_scale(split)), _rhat(_z_scale(folded)))
+
+
+def _ess_tail_valid(x: np.ndarray, prob: tuple[float, float]) -> np.ndarray:
+    flat = x.reshape(x.shape[0], -1)
+    parts = [_ess(_split((x <= np.quantile(flat, p, axis=1)[:, None, None]).astype(float))) for p in sorted(prob)]
+    return np.minimum(*parts)
+
+
 def rhat_rank(x: np.ndarray) -> np.ndarray:
     """Rank-normalised split R-hat of each element: the larger of the bulk and the folded (tail) R-hat.
 
@@ -79,15 +102,7 @@ def rhat_rank(x: np.ndarray) -> np.ndarray:
     >>> bool(r[0] < 1.01), bool(r[1] > 1.1)
     (True, True)
     """
-    x = np.asarray(x, float)
-    out = np.full(x.shape[0], np.nan)
-    ok = _valid(x, 2)
-    if ok.any():
-        split = _split(x[ok])
-        folded = np.abs(split - np.median(split.reshape(split.shape[0], -1), axis=1)[:, None, None])
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out[ok] = np.maximum(_rhat(_z_scale(split)), _rhat(_z_scale(folded)))
-    return out
+    return _over_valid(x, 2, _rhat_rank_valid)
 
 
 def _autocov(x: np.ndarray) -> np.ndarray:
@@ -190,12 +205,7 @@ def ess_bulk(x: np.ndarray) -> np.ndarray:
     >>> bool(np.all((e > 3000) & (e < 5000)))  # independent draws: about 4,000
     True
     """
-    x = np.asarray(x, float)
-    out = np.full(x.shape[0], np.nan)
-    ok = _valid(x, 1)
-    if ok.any():
-        out[ok] = _ess(_z_scale(_split(x[ok])))
-    return out
+    return _over_valid(x, 1, lambda y: _ess(_z_scale(_split(y))))
 
 
 def ess_tail(x: np.ndarray, prob: tuple[float, float] | None = None) -> np.ndarray:
@@ -218,15 +228,5 @@ def ess_tail(x: np.ndarray, prob: tuple[float, float] | None = None) -> np.ndarr
     >>> bool(ess_tail(rng.normal(size=(1, 4, 1000)))[0] > 2000)
     True
     """
-    x = np.asarray(x, float)
-    out = np.full(x.shape[0], np.nan)
-    ok = _valid(x, 1)
-    if ok.any():
-        y = x[ok]
-        flat = y.reshape(y.shape[0], -1)
-        parts = []
-        for p in sorted(prob if prob is not None else _tail_prob()):
-            q = np.quantile(flat, p, axis=1)
-            parts.append(_ess(_split((y <= q[:, None, None]).astype(float))))
-        out[ok] = np.minimum(*parts)
-    return out
+    quantiles = tuple(prob) if prob is not None else _tail_prob()
+    return _over_valid(x, 1, lambda y: _ess_tail_valid(y, quantiles))
