@@ -8,9 +8,12 @@
   progress bar when a person is watching, a DataTree with ``log_likelihood``;
 * :func:`diagnostics` -- R-hat on summary quantities, ESS and divergences with ``"ok"``;
 * :func:`conjugate_datatree` -- the same DataTree shape for exact conjugate draws;
+* :class:`DeterministicEvaluator` -- a model's deterministics for all kept draws at once (after
+  NUTS kept only the free variables);
 * :func:`check_memory` / :func:`check_count` -- sizes checked before allocating.
 """
 
+from pbassess.inference.deterministics import DeterministicEvaluator
 from pbassess.inference.diagnostics import MIN_ESS, RHAT_THRESHOLD, diagnostics, diagnostics_note
 from pbassess.inference.fit import CHAINS, Fit, draws_per_chain, exact_loo, fit, total_draws
 from pbassess.inference.memory import check_count, check_memory, format_bytes, memory_limit
@@ -35,7 +38,7 @@ from pbassess.inference.trees import (
 )
 
 __all__ = [
-    "CHAINS", "CompiledModel", "Fit", "Observations", "Spec", "draws_per_chain", "exact_loo", "fit", "total_draws",
+    "CHAINS", "CompiledModel", "DeterministicEvaluator", "Fit", "Observations", "Spec", "draws_per_chain", "exact_loo", "fit", "total_draws",
     "DEFAULT_SAMPLE_KWARGS", "INFERENCES", "bernoulli_log_likelihood", "bernoulli_observed_data", "MIN_ESS", "RHAT_THRESHOLD", "binomial_loglik", "check_count",
     "check_memory", "conjugate_datatree", "diagnostics", "diagnostics_note", "format_bytes", "memory_limit",
     "merge_sample_kwargs", "mock_pymc_sample", "posterior_dataset", "progress_wanted", "quiet_progress",

@@ -92,7 +92,7 @@ from pbassess.stats.sampling import as_generator
 
 __all__ = [
     "BETA_I_LAMBDA", "CALIBRATION_SCALE", "DEFAULT_SCALE_TERM", "GP_ESTIMATORS", "SCALE_TERMS", "AdditiveDesign", "ArmSpec", "BetaISpec",
-    "CPredictorSpec", "SurfaceModelSpec", "additive_design", "additive_model", "anchor_logit", "anchored_arm_scale", "anchored_items", "anchored_model", "anchored_values", "calibrated_anchor", "arm_inputs", "beta_i_model",
+    "CPredictorSpec", "SurfaceModelSpec", "additive_design", "additive_model", "anchor_logit", "anchored_arm_scale", "anchored_items", "anchored_model", "calibrated_anchor", "arm_inputs", "beta_i_model",
     "beta_i_prior", "berngp_model", "betagp_model", "count_terms", "cpredictor_model", "global_accuracy_terms",
     "inducing_inputs", "kernel_similarity", "model_options_for", "observations_from_arm_counts",
     "pool_sparse_counts", "sum_to_zero_basis", "surface_spec", "whitened_projected_latent",
@@ -947,83 +947,6 @@ def anchored_arm_scale(arms: Any, arm_scale: float, *, interactions: bool = True
     return 0.0 if np.asarray(arms.values).reshape(arms.n_arms, -1).shape[1] <= modelled else float(arm_scale)
 
 
-#: Draws evaluated at once by :func:`anchored_values` (bounds its memory: draws x arms x points floats).
-ANCHORED_VALUES_CHUNK = 256
-
-
-def anchored_values(arms: Any, draws: Mapping[str, Any], *, main_scale: float = ANCHORED_MAIN_SCALE,
-                    interaction_scale: float = ANCHORED_PAIR_SCALE, arm_scale: float = ANCHORED_ARM_SCALE,
-                    interactions: bool = True, n_basis: int = 6) -> dict[str, np.ndarray]:
-    """The anchored model's deterministics from draws of its free variables, in NumPy.
-
-    The same quantities as the model's own deterministics (``calibration_loc``,
-    ``calibration_slope``, ``confidence_offset``, ``residual``, ``anchor``, ``mu``; checked equal
-    in the tests), evaluated for all draws at once. NUTS then keeps only the free variables: nutpie
-    evaluates a trace's deterministics at every draw, tuning included, and on ACS (2,554 arms x 8
-    confidence points) that was 60% of the sampling time; PyMC's ``compute_deterministics``
-    loops over the draws in Python (15-20 s). The options must be the model's.
-
-    Parameters
-    ----------
-    arms : ArmCounts
-    draws : mapping of str to ndarray
-        ``calibration_deviation`` (..., 2) and, for each term with a positive scale, ``main_sd``,
-        ``main_z``, ``pair_sd``, ``pair_z``, ``arm_sd`` (...), ``arm_z`` (..., arm); leading
-        dims are the draws'.
-    main_scale, interaction_scale, arm_scale, interactions, n_basis
-        As for :func:`anchored_model`.
-
-    Returns
-    -------
-    dict of str to ndarray
-        Per draw: ``calibration_loc``, ``calibration_slope``, ``confidence_offset``; per draw and
-        arm: ``residual``, ``anchor``, ``mu``.
-
-    Examples
-    --------
-    >>> from pbassess.surface import ArmCounts
-    >>> a = ArmCounts.from_arrays([3, 0], [2, 0], values=[[0], [1]], attributes=("sex",),
-    ...                           confidence_points=[[0.6, 0.8], [0.9, 0.9]])
-    >>> v = anchored_values(a, {"calibration_deviation": np.zeros((1, 2))}, main_scale=0, arm_scale=0)
-    >>> v["anchor"].round(3).tolist(), v["mu"].round(3).tolist()  # the identity map, no residual
-    ([[0.7, 0.9]], [[0.7, 0.9]])
-    """
-    design = additive_design(arms, interactions=interactions and interaction_scale > 0, n_basis=n_basis)
-    z, centre = _anchor_inputs(arms)
-    deviation = np.asarray(draws["calibration_deviation"], float)
-    lead = deviation.shape[:-1]
-    flat = {k: np.asarray(v, float).reshape(int(np.prod(lead, dtype=np.int64)), *np.shape(v)[len(lead):])
-            for k, v in draws.items()}
-    n_draws = flat["calibration_deviation"].shape[0]
-    loc = centre + flat["calibration_deviation"][:, 0]
-    slope = 1.0 + flat["calibration_deviation"][:, 1]
-    resid = np.zeros((n_draws, arms.n_arms))
-    for label, cols, scale in (("main", design.main_columns, main_scale), ("pair", design.pair_columns, interaction_scale)):
-        if scale > 0 and cols.size:
-            blocks = np.unique(design.block[cols])
-            sd = flat[f"{label}_sd"].reshape(n_draws, -1)[:, np.searchsorted(blocks, design.block[cols])]
-            resid += (sd * flat[f"{label}_z"].reshape(n_draws, -1)) @ design.matrix[:, cols].T
-    if anchored_arm_scale(arms, arm_scale, interactions=interactions, interaction_scale=interaction_scale) > 0:
-        resid += flat["arm_sd"].reshape(n_draws, 1) * flat["arm_z"].reshape(n_draws, -1)
-    anchor, mu = np.empty((n_draws, arms.n_arms)), np.empty((n_draws, arms.n_arms))
-    centred = z - centre
-    for start in range(0, n_draws, ANCHORED_VALUES_CHUNK):
-        rows = slice(start, start + ANCHORED_VALUES_CHUNK)
-        base = loc[rows, None, None] + slope[rows, None, None] * centred[None]
-        anchor[rows] = np.clip(_sigmoid(base).mean(axis=2), 1e-9, 1 - 1e-9)
-        mu[rows] = np.clip(_sigmoid(base + resid[rows, :, None]).mean(axis=2), 1e-9, 1 - 1e-9)
-    out = {"calibration_loc": loc, "calibration_slope": slope, "confidence_offset": loc - slope * centre,
-           "residual": resid, "anchor": anchor, "mu": mu}
-    return {k: v.reshape(*lead, *v.shape[1:]) for k, v in out.items()}
-
-
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    """The logistic function (SciPy's ``expit``: no overflow warnings, several times faster than tanh)."""
-    from scipy.special import expit
-
-    return expit(x)
-
-
 def anchored_items(arms: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """The labeled items the anchored model's likelihood uses: (arm, logit confidence, right), or None.
 
@@ -1452,9 +1375,7 @@ class SurfaceModelSpec(ArmSpec):
             self.nuts_defaults = {"target_accept": 0.95}
             self._model, n_used, c_used = anchored_model(arms, counts_as_data=counts_as_data, **builder_options)
             self.n_used, self.c_used = np.asarray(n_used, float), np.asarray(c_used, float)
-            # NUTS keeps the free variables only; complete() evaluates the deterministics in NumPy
-            self.anchored_options = {k: v for k, v in builder_options.items()
-                                     if k in ("main_scale", "interaction_scale", "arm_scale", "interactions", "n_basis")}
+            # NUTS keeps the free variables only; complete() evaluates the deterministics afterwards
             self.nuts_var_names = tuple(v.name for v in self._model.free_RVs)
         elif estimator == "berngp":
             self._model = berngp_model(arms, covariate=covariate, seed=model_seed, counts_as_data=counts_as_data,
@@ -1537,14 +1458,22 @@ class SurfaceModelSpec(ArmSpec):
         group = prior["prior"]
         out = {name: group[name].to_numpy().reshape(n_draws, *group[name].shape[2:]) for name in names}
         if anchored:
-            out.update(anchored_values(self.arms, out, **self.anchored_options))
+            out.update(self._deterministics(out))
         out["accuracy"] = self._accuracy(out, prior=True)
         return out
+
+    def _deterministics(self, draws: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        """The model's deterministics from draws of its free variables (compiled once, all draws at once)."""
+        from pbassess.inference.deterministics import DeterministicEvaluator
+
+        if getattr(self, "_evaluator", None) is None:
+            self._evaluator = DeterministicEvaluator(self._model)
+        return self._evaluator(draws)
 
     def complete(self, draws):
         out: dict[str, tuple[tuple[str, ...], np.ndarray]] = {}
         if getattr(self, "anchored", False) and "mu" not in draws and "calibration_deviation" in draws:
-            draws = {**draws, **anchored_values(self.arms, draws, **self.anchored_options)}
+            draws = {**draws, **self._deterministics(draws)}
         for name in self.free + self.deterministics:
             if name in draws:
                 value = np.asarray(draws[name])

@@ -282,8 +282,8 @@ def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimato
         Passed to the model builder (e.g. ``scale_term``, ``gp``, ``interaction_scale``; ``lam``
         of Beta-I).
     draws : int, optional
-        Posterior draws per chain (default ``sample_kwargs["draws"]``, else 250; 1,000 for the
-        anchored model, whose gradients are cheap).
+        Posterior draws per chain (default ``sample_kwargs["draws"]``, else 250; 500 for the
+        anchored model, whose gradients are cheap: :data:`ANCHORED_DRAWS`).
 
     Returns
     -------

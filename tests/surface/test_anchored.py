@@ -173,15 +173,15 @@ def test_gp_estimators_take_the_anchored_mean_function():
 
 
 @pytest.mark.parametrize("options", [{}, {"arm_scale": 0}, {"interaction_scale": 0, "main_scale": 0.3}])
-def test_numpy_deterministics_equal_the_models(options):
-    """anchored_values (NumPy, used after NUTS kept only the free variables) is the model's own graph."""
-    from pbassess.pymc_models.surface import anchored_values
-
+def test_deterministics_after_nuts_equal_the_models(options):
+    """The deterministics the spec completes after NUTS kept only the free variables are the model's own graph."""
     s = miscalibrated_surface(3000, 3, seed=0)
     from pbassess.surface import hide_labels
 
     arms = count_arms(hide_labels(s.preds, 300, seed=1), s.attributes)
-    model, _, _ = anchored_model(arms, **options)
+    spec = SurfaceModelSpec(arms, "additive", covariate="confidence", model_options=options)
+    model = spec.model()
+    assert set(spec.nuts_var_names) == {v.name for v in model.free_RVs}
     names = ["calibration_loc", "calibration_slope", "confidence_offset", "residual", "anchor", "mu"]
     fn = _fn(model, [model[n] for n in names])
     free = {v.name: model.rvs_to_values[v] for v in model.free_RVs}
@@ -195,9 +195,9 @@ def test_numpy_deterministics_equal_the_models(options):
         for name, value_var in free.items():  # the free variable itself (the transform undone)
             raw = point[value_var.name]
             draws[name].append(np.exp(raw) if value_var.name.endswith("_log__") else raw)
-    got = anchored_values(arms, {k: np.asarray(v) for k, v in draws.items()}, **options)
+    got = spec.complete({k: np.asarray(v)[None] for k, v in draws.items()})  # one chain of three draws
     for n in names:
-        np.testing.assert_allclose(got[n], np.asarray(expected[n]), rtol=1e-9, atol=1e-12, err_msg=n)
+        np.testing.assert_allclose(got[n][1][0], np.asarray(expected[n]), rtol=1e-9, atol=1e-12, err_msg=n)
 
 
 def test_an_arm_effect_that_repeats_the_modelled_effects_is_left_out():
