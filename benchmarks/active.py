@@ -105,7 +105,7 @@ def raw_beta_ns(a: float = 60.0, b: float = 20.0, n: int = 2_000_000) -> float:
         spare = np.zeros(2)
         acc = 0.0
         for _ in range(n):
-            acc += R._beta(state, spare, a, b)
+            acc += R.draw_beta(state, spare, a, b)
         return acc
 
     state = seed_states(0, 1)[0]

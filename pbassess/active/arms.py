@@ -307,7 +307,7 @@ def _cost_groups(cost: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def eb_refit(successes: np.ndarray, failures: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """Method-of-moments fit of one Beta(mu tau, (1 - mu) tau) shared by the classes (the engine's ``_eb_refit``).
+    """Method-of-moments fit of one Beta(mu tau, (1 - mu) tau) shared by the classes (the engine's ``refit_eb_prior``).
 
     mu is the pooled rate; tau comes from the spread of the classes' rates beyond binomial noise,
     clipped to [1, 1000]. Returns the prior (a, b) of every class, or None with fewer than two

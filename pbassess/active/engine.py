@@ -88,7 +88,7 @@ from typing import Any
 
 import numpy as np
 
-from pbassess.active.kernels import _run_batch
+from pbassess.active.kernels import run_replicates
 from pbassess.active.special import betainc, betaincinv
 from pbassess.active.strategies import STRATEGY_CODES
 from pbassess.errors import ConfigError
@@ -282,7 +282,7 @@ def run_engine(inputs: EngineInputs, strategy: str, *, runs: int = 100, seed: in
     n_logs = budget // log_every
     ucb_z = float(_normal_quantile(1.0 - ucb_level))
     t0 = time.perf_counter()
-    mrr, success, error, picks, agreement = _run_batch(
+    mrr, success, error, picks, agreement = run_replicates(
         seed_states(seed, run_offset + runs)[run_offset:], code, inputs.kind, bool(inputs.estimation), int(inputs.top_m), int(batch_size),
         int(budget), int(log_every), int(n_logs), inputs.arm_start, inputs.item_cell, inputs.item_success,
         inputs.prior_a, inputs.prior_b, inputs.n_cells, inputs.weight, inputs.score, inputs.true_top,

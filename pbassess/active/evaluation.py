@@ -1,6 +1,6 @@
 """Evaluation of active assessment as in Ji et al. (2021): MRR, success rate, labels to MRR.
 
-The kernel computes these per run inside its loop (:func:`pbassess.active.engine._evaluate`);
+The kernel computes these per run inside its loop (:func:`pbassess.active.scores.evaluate_ranking`);
 the functions here are the plain-NumPy reference definitions (tests compare the two) and the
 summaries of a finished experiment.
 

@@ -31,7 +31,7 @@ from pbassess.active.evaluation import labels_to_mrr
 from pbassess.active.model import check_prior, prior_names
 from pbassess.active.result import SimulationResult
 from pbassess.active.strategies import StrategyOptions, parse_strategies
-from pbassess.active.targets import _check_pool, build_inputs, target_info, warm_up
+from pbassess.active.targets import as_labeled_pool, build_inputs, target_info, warm_up
 from pbassess.constants import CI_PROB, DEFAULT_BINS, DEFAULT_PSEUDOCOUNT
 from pbassess.counting import cell_counts
 from pbassess.errors import ConfigError
@@ -130,7 +130,7 @@ def simulate(preds: Any, target: str = "least-accurate", strategies: str | Itera
     >>> float(ds["mrr"].sel(strategy="random-item")[..., -1].mean())   # all labels: the truth
     1.0
     """
-    pred = _check_pool(preds)
+    pred = as_labeled_pool(preds)
     seed = engine_seed(seed)  # a Generator becomes one int, so every (strategy, prior) shares the runs
     if seed is None:  # fresh entropy, drawn once and recorded in the result so the run can be repeated
         seed = int(np.random.default_rng().integers(2**62))

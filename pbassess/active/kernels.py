@@ -1,6 +1,6 @@
 """The compiled run loop of the engine: R replicate runs of one strategy, ``prange`` over runs.
 
-:func:`_run_batch` (``parallel=True, cache=True``) gives each run to one thread from start to
+:func:`run_replicates` (``parallel=True, cache=True``) gives each run to one thread from start to
 finish; :func:`_run_one` is one run: pre-shuffle the items inside each arm, then rounds of picks
 with the posterior frozen (lazy exact TS on Beta arms, per-arm draws for ECE and multi-level
 cost, or the cached index of Bayes-UCB / greedy / epsilon-greedy), take the next item of each
@@ -31,23 +31,23 @@ import numba as nb
 import numpy as np
 
 from pbassess.active.lazy_ts import (
-    _NG_MAX,
-    _grid_label,
-    _heap_insert,
-    _lazy_ts,
-    _regrid,
-    _resort,
-    _set_key,
+    MAX_TABLE_POINTS,
+    build_cdf_table,
+    insert_smallest,
+    lazy_ts_smallest,
+    refresh_sort_key,
+    resort_by_key,
+    update_cdf_table,
 )
-from pbassess.active.rng import _INF, _below, _uniform
+from pbassess.active.rng import INF, draw_int_below, draw_uniform
 from pbassess.active.scores import (
-    _agreement,
-    _draw_score,
-    _eb_refit,
-    _evaluate,
-    _index_score,
-    _mean_score,
-    _variance_drop,
+    draw_score,
+    evaluate_ranking,
+    expected_variance_drop,
+    mean_score,
+    ranking_agreement,
+    refit_eb_prior,
+    ucb_index_score,
 )
 
 _TTTS_MAX_TRIALS = 100
@@ -67,7 +67,7 @@ def _run_one(state, strategy, kind, estimation, m, batch, budget, log_every, n_l
     for k in range(K):
         lo = arm_start[k]
         for i in range(arm_start[k + 1] - 1, lo, -1):
-            j = lo + _below(s, i - lo + 1)
+            j = lo + draw_int_below(s, i - lo + 1)
             tmp = perm[i]
             perm[i] = perm[j]
             perm[j] = tmp
@@ -78,7 +78,7 @@ def _run_one(state, strategy, kind, estimation, m, batch, budget, log_every, n_l
             for i in range(arm_start[k], arm_start[k + 1]):
                 item_arm[i] = k
         for i in range(N - 1, 0, -1):
-            j = _below(s, i + 1)
+            j = draw_int_below(s, i + 1)
             tmp = item_arm[i]
             item_arm[i] = item_arm[j]
             item_arm[j] = tmp
@@ -100,14 +100,14 @@ def _run_one(state, strategy, kind, estimation, m, batch, budget, log_every, n_l
             act_pos[k] = -1
     # lazy-TS structure
     lazy = kind == 0 and (strategy == 2 or strategy == 3 or strategy == 4)
-    ell = np.full(K, _INF)
+    ell = np.full(K, INF)
     pk = np.zeros(K)
     order = np.arange(K)
     pos = np.arange(K)
     stamp = np.zeros(K, dtype=np.int64)
     n_sorted = 0
     log1m_cap = math.log1p(-tail_cap)
-    ng_max = _NG_MAX if lazy else 1
+    ng_max = MAX_TABLE_POINTS if lazy else 1
     gx = np.zeros((K, ng_max))
     gF = np.zeros((K, ng_max))
     gD = np.zeros((K, ng_max))
@@ -119,8 +119,8 @@ def _run_one(state, strategy, kind, estimation, m, batch, budget, log_every, n_l
     if lazy:
         for k in range(K):
             if remaining[k] > 0:
-                _regrid(k, A[k, 0], B[k, 0], gx, gF, gD, gL, gM, ng, n_at)
-                _set_key(k, A[k, 0], B[k, 0], gx, gF, gD, gL, gM, ng, n_at, kidx, ell, pk, tail_cap)
+                build_cdf_table(k, A[k, 0], B[k, 0], gx, gF, gD, gL, gM, ng, n_at)
+                refresh_sort_key(k, A[k, 0], B[k, 0], gx, gF, gD, gL, gM, ng, n_at, kidx, ell, pk, tail_cap)
         order = np.argsort(ell)
         for j in range(K):
             pos[order[j]] = j
@@ -131,11 +131,11 @@ def _run_one(state, strategy, kind, estimation, m, batch, budget, log_every, n_l
     if need_index:
         for k in range(K):
             if estimation:
-                idx[k] = -_variance_drop(A[k, 0], B[k, 0])
+                idx[k] = -expected_variance_drop(A[k, 0], B[k, 0])
             elif strategy == 5:
-                idx[k] = _index_score(kind, k, A, B, ncell, w, sc, ucb_level, ucb_z)
+                idx[k] = ucb_index_score(kind, k, A, B, ncell, w, sc, ucb_level, ucb_z)
             else:
-                idx[k] = _mean_score(kind, k, A, B, ncell, w, sc)
+                idx[k] = mean_score(kind, k, A, B, ncell, w, sc)
     est = np.zeros(K)
     dirty = np.ones(K, dtype=np.bool_)
     n_succ = np.zeros(K)
@@ -168,25 +168,26 @@ def _run_one(state, strategy, kind, estimation, m, batch, budget, log_every, n_l
                 rand_pos += 1
                 n_pick = 1
             elif strategy == 1:
-                picks[0] = act[_below(s, n_act)]
+                picks[0] = act[draw_int_below(s, n_act)]
                 n_pick = 1
             elif lazy:
                 mm = m if m < n_sorted else n_sorted
                 draw_id += 1
-                cnt = _lazy_ts(s, spare, A, B, gx, gF, gL, gM, kidx, ell, pk, order, n_sorted, stamp, draw_id, tail_cap,
-                               log1m_cap, mm, vals, arms, his, c_arm, c_bin, c_lo)
+                cnt = lazy_ts_smallest(s, spare, A, B, gx, gF, gL, gM, kidx, ell, pk, order, n_sorted, stamp, draw_id,
+                                       tail_cap, log1m_cap, mm, vals, arms, his, c_arm, c_bin, c_lo)
                 if strategy == 4:
                     for i in range(cnt):
                         picks[i] = arms[i]
                     n_pick = cnt
                 else:
-                    first = arms[_below(s, cnt)]
-                    if strategy == 3 and n_sorted > 1 and _uniform(s) >= ttts_beta:
+                    first = arms[draw_int_below(s, cnt)]
+                    if strategy == 3 and n_sorted > 1 and draw_uniform(s) >= ttts_beta:
                         for _t in range(_TTTS_MAX_TRIALS):
                             draw_id += 1
-                            cnt = _lazy_ts(s, spare, A, B, gx, gF, gL, gM, kidx, ell, pk, order, n_sorted, stamp,
-                                           draw_id, tail_cap, log1m_cap, mm, vals, arms, his, c_arm, c_bin, c_lo)
-                            other = arms[_below(s, cnt)]
+                            cnt = lazy_ts_smallest(s, spare, A, B, gx, gF, gL, gM, kidx, ell, pk, order, n_sorted,
+                                                   stamp, draw_id, tail_cap, log1m_cap, mm, vals, arms, his, c_arm,
+                                                   c_bin, c_lo)
+                            other = arms[draw_int_below(s, cnt)]
                             if other != first:
                                 first = other
                                 break
@@ -197,29 +198,29 @@ def _run_one(state, strategy, kind, estimation, m, batch, budget, log_every, n_l
                 cnt = 0
                 for i in range(n_act):
                     k = act[i]
-                    cnt = _heap_insert(vals, arms, cnt, mm, _draw_score(s, spare, kind, k, A, B, ncell, w, sc), k)
+                    cnt = insert_smallest(vals, arms, cnt, mm, draw_score(s, spare, kind, k, A, B, ncell, w, sc), k)
                 if strategy == 4:
                     for i in range(cnt):
                         picks[i] = arms[i]
                     n_pick = cnt
                 else:
-                    first = arms[_below(s, cnt)]
-                    if strategy == 3 and n_act > 1 and _uniform(s) >= ttts_beta:
+                    first = arms[draw_int_below(s, cnt)]
+                    if strategy == 3 and n_act > 1 and draw_uniform(s) >= ttts_beta:
                         for _t in range(_TTTS_MAX_TRIALS):
                             cnt = 0
                             for i in range(n_act):
                                 k = act[i]
-                                cnt = _heap_insert(vals, arms, cnt, mm,
-                                                   _draw_score(s, spare, kind, k, A, B, ncell, w, sc), k)
-                            other = arms[_below(s, cnt)]
+                                cnt = insert_smallest(vals, arms, cnt, mm,
+                                                      draw_score(s, spare, kind, k, A, B, ncell, w, sc), k)
+                            other = arms[draw_int_below(s, cnt)]
                             if other != first:
                                 first = other
                                 break
                     picks[0] = first
                     n_pick = 1
             else:  # index strategies: 5 bayes-ucb, 6 epsilon-greedy, 7 greedy
-                if strategy == 6 and _uniform(s) < epsilon:
-                    picks[0] = act[_below(s, n_act)]
+                if strategy == 6 and draw_uniform(s) < epsilon:
+                    picks[0] = act[draw_int_below(s, n_act)]
                 else:
                     mm = m if m < n_act else n_act
                     if estimation:
@@ -227,8 +228,8 @@ def _run_one(state, strategy, kind, estimation, m, batch, budget, log_every, n_l
                     cnt = 0
                     for i in range(n_act):
                         k = act[i]
-                        cnt = _heap_insert(vals, arms, cnt, mm, idx[k], k)
-                    picks[0] = arms[_below(s, cnt)]
+                        cnt = insert_smallest(vals, arms, cnt, mm, idx[k], k)
+                    picks[0] = arms[draw_int_below(s, cnt)]
                 n_pick = 1
             # ---- take the next item of each picked arm (without replacement)
             for i in range(n_pick):
@@ -250,9 +251,9 @@ def _run_one(state, strategy, kind, estimation, m, batch, budget, log_every, n_l
                     act_pos[k] = -1
                     n_act -= 1
                     if lazy:
-                        ell[k] = _INF
+                        ell[k] = INF
                         pk[k] = 0.0
-                        _resort(order, pos, ell, k, n_sorted)
+                        resort_by_key(order, pos, ell, k, n_sorted)
                         n_sorted -= 1
                 if n_act == 0:
                     break
@@ -264,7 +265,7 @@ def _run_one(state, strategy, kind, estimation, m, batch, budget, log_every, n_l
             item = pend_item[i]
             c = item_cell[item]
             if lazy and remaining[k] > 0:
-                _grid_label(k, item_success[item], A[k, 0], B[k, 0], gx, gF, gD, ng)
+                update_cdf_table(k, item_success[item], A[k, 0], B[k, 0], gx, gF, gD, ng)
             if kind == 2:
                 A[k, c] += 1.0
             elif item_success[item]:
@@ -281,63 +282,64 @@ def _run_one(state, strategy, kind, estimation, m, batch, budget, log_every, n_l
                 continue
             touched[k] = False
             if lazy and remaining[k] > 0:
-                _set_key(k, A[k, 0], B[k, 0], gx, gF, gD, gL, gM, ng, n_at, kidx, ell, pk, tail_cap)
-                _resort(order, pos, ell, k, n_sorted)
+                refresh_sort_key(k, A[k, 0], B[k, 0], gx, gF, gD, gL, gM, ng, n_at, kidx, ell, pk, tail_cap)
+                resort_by_key(order, pos, ell, k, n_sorted)
             if need_index:
                 if estimation:
-                    idx[k] = -_variance_drop(A[k, 0], B[k, 0])
+                    idx[k] = -expected_variance_drop(A[k, 0], B[k, 0])
                 elif strategy == 5:
-                    idx[k] = _index_score(kind, k, A, B, ncell, w, sc, ucb_level, ucb_z)
+                    idx[k] = ucb_index_score(kind, k, A, B, ncell, w, sc, ucb_level, ucb_z)
                 else:
-                    idx[k] = _mean_score(kind, k, A, B, ncell, w, sc)
+                    idx[k] = mean_score(kind, k, A, B, ncell, w, sc)
                     dirty[k] = False
                     est[k] = idx[k]
         n_lab += n_pend
         # ---- empirical Bayes: refit the shared prior Beta(mu tau, (1 - mu) tau) across classes
         if eb and n_lab >= next_eb:
             next_eb += eb_every
-            if _eb_refit(A, B, n_succ, n_fail, K):
+            if refit_eb_prior(A, B, n_succ, n_fail, K):
                 for k in range(K):
                     dirty[k] = True
                     if need_index:
                         if estimation:
-                            idx[k] = -_variance_drop(A[k, 0], B[k, 0])
+                            idx[k] = -expected_variance_drop(A[k, 0], B[k, 0])
                         elif strategy == 5:
-                            idx[k] = _index_score(kind, k, A, B, ncell, w, sc, ucb_level, ucb_z)
+                            idx[k] = ucb_index_score(kind, k, A, B, ncell, w, sc, ucb_level, ucb_z)
                         else:
-                            idx[k] = _mean_score(kind, k, A, B, ncell, w, sc)
+                            idx[k] = mean_score(kind, k, A, B, ncell, w, sc)
                 if lazy:
                     for k in range(K):
                         if remaining[k] > 0:
-                            _regrid(k, A[k, 0], B[k, 0], gx, gF, gD, gL, gM, ng, n_at)
-                            _set_key(k, A[k, 0], B[k, 0], gx, gF, gD, gL, gM, ng, n_at, kidx, ell, pk, tail_cap)
+                            build_cdf_table(k, A[k, 0], B[k, 0], gx, gF, gD, gL, gM, ng, n_at)
+                            refresh_sort_key(k, A[k, 0], B[k, 0], gx, gF, gD, gL, gM, ng, n_at, kidx, ell, pk, tail_cap)
                     order = np.argsort(ell)
                     for j in range(K):
                         pos[order[j]] = j
         # ---- log every L labels
         while next_log < n_logs and n_lab >= (next_log + 1) * log_every:
-            mrr, ok, err = _evaluate(kind, K, A, B, ncell, w, sc, est, dirty, true_top, truth, m)
+            mrr, ok, err = evaluate_ranking(kind, K, A, B, ncell, w, sc, est, dirty, true_top, truth, m)
             out_mrr[next_log] = mrr
             out_success[next_log] = ok
             out_error[next_log] = err
-            out_agreement[next_log] = _agreement(K, est, true_top, m)
+            out_agreement[next_log] = ranking_agreement(K, est, true_top, m)
             next_log += 1
         if n_pend == 0:
             break
     # the pool ran out before a requested log (budget > pool): repeat the final state
     while next_log < n_logs:
-        mrr, ok, err = _evaluate(kind, K, A, B, ncell, w, sc, est, dirty, true_top, truth, m)
+        mrr, ok, err = evaluate_ranking(kind, K, A, B, ncell, w, sc, est, dirty, true_top, truth, m)
         out_mrr[next_log] = mrr
         out_success[next_log] = ok
         out_error[next_log] = err
-        out_agreement[next_log] = _agreement(K, est, true_top, m)
+        out_agreement[next_log] = ranking_agreement(K, est, true_top, m)
         next_log += 1
 
 
 @nb.njit(parallel=True, cache=True)
-def _run_batch(states, strategy, kind, estimation, m, batch, budget, log_every, n_logs,
-               arm_start, item_cell, item_success, A0, B0, ncell, w, sc, true_top, truth,
-               ttts_beta, epsilon, ucb_level, ucb_z, tail_cap, eb_every):
+def run_replicates(states, strategy, kind, estimation, m, batch, budget, log_every, n_logs,
+                   arm_start, item_cell, item_success, A0, B0, ncell, w, sc, true_top, truth,
+                   ttts_beta, epsilon, ucb_level, ucb_z, tail_cap, eb_every):
+    """R replicate runs of one strategy (one per row of ``states``), in parallel: per-run logs and picks."""
     R = states.shape[0]
     K = arm_start.shape[0] - 1
     out_mrr = np.zeros((R, n_logs))

@@ -1,7 +1,7 @@
 """Lazy exact Thompson sampling for Beta-scored arms (see :mod:`pbassess.active.engine` for the algorithm).
 
 Each arm keeps a small table of its posterior CDF at points mean + z sd with exact values
-(:func:`_regrid`), moved exactly after each label (:func:`_grid_label`); :func:`_lazy_ts` finds
+(:func:`build_cdf_table`), moved exactly after each label (:func:`update_cdf_table`); :func:`lazy_ts_smallest` finds
 the m smallest of the arms' Beta draws while drawing exact values only for the few arms that
 can matter, by exact truncated-Beta samplers (:func:`_bin_value`).
 """
@@ -13,12 +13,19 @@ import math
 import numba as nb
 import numpy as np
 
-from pbassess.active.rng import _INF, _beta, _beta_lower, _geometric, _uniform, _uniform_pos
-from pbassess.active.special import _betainc_pre
+from pbassess.active.rng import (
+    INF,
+    draw_beta,
+    draw_beta_below,
+    draw_geometric,
+    draw_uniform,
+    draw_uniform_positive,
+)
+from pbassess.active.special import betainc_given_logs
 
 #: Grid points of each arm's CDF table, in posterior standard deviations from the mean.
 _GRID_Z = np.array([-3.3, -2.6, -2.0, -1.5, -1.1, -0.75, -0.4, -0.1, 0.25, 0.7, 1.4, 2.5])
-_NG_MAX = _GRID_Z.shape[0] + 2
+MAX_TABLE_POINTS = _GRID_Z.shape[0] + 2
 
 
 @nb.njit
@@ -31,7 +38,7 @@ def _trunc_pow(s, a, b, lo, hi):
     if b == 1.0:  # density ~ x^(a-1): sample it directly
         r = math.exp(a * math.log(lo / hi)) if lo > 0.0 else 0.0
         while True:
-            x = hi * (r + _uniform(s) * (1.0 - r)) ** (1.0 / a)
+            x = hi * (r + draw_uniform(s) * (1.0 - r)) ** (1.0 / a)
             if lo <= x < hi and x > 0.0:
                 return x
     c = a - (b - 1.0) * hi / (1.0 - hi)
@@ -41,11 +48,11 @@ def _trunc_pow(s, a, b, lo, hi):
     r = math.exp(c * math.log(lo / hi)) if lo > 0.0 else 0.0
     inv_c = 1.0 / c
     while True:
-        x = hi * (r + _uniform(s) * (1.0 - r)) ** inv_c
+        x = hi * (r + draw_uniform(s) * (1.0 - r)) ** inv_c
         if x <= 0.0 or x >= hi or x < lo:
             continue
         logh = (a - c) * math.log(x) + (b - 1.0) * math.log1p(-x)
-        if math.log(_uniform_pos(s)) <= logh - logm:
+        if math.log(draw_uniform_positive(s)) <= logh - logm:
             return x
 
 
@@ -66,14 +73,14 @@ def _chord_bin(s, a, b, lo, hi, flo, fhi):
     uniform = abs(lw) < 1e-9
     em = math.expm1(lw) if not uniform else 0.0
     while True:
-        v = _uniform(s)
+        v = draw_uniform(s)
         if uniform:
             x = lo + v * w
         else:
             x = lo + math.log1p(v * em) / lam
         if x < lo or x >= hi:
             continue
-        e = -math.log(_uniform_pos(s))
+        e = -math.log(draw_uniform_positive(s))
         if e >= bound:
             return x
         gap = (a - 1.0) * math.log(x) + (b - 1.0) * math.log1p(-x) - (flo + lam * (x - lo))
@@ -85,12 +92,12 @@ def _chord_bin(s, a, b, lo, hi, flo, fhi):
 def _draw_in_bin(s, spare, a, b, lo, hi):
     """Beta(a, b) conditioned on lo <= x < hi, exactly (envelope rejection chosen by the bin's shape)."""
     if lo <= 0.0 and hi >= 1.0:
-        return _beta(s, spare, a, b)
+        return draw_beta(s, spare, a, b)
     if a < 1.0 or b < 1.0:
         if lo <= 0.0:
-            return _beta_lower(s, spare, a, b, hi)
+            return draw_beta_below(s, spare, a, b, hi)
         while True:
-            x = _beta(s, spare, a, b)
+            x = draw_beta(s, spare, a, b)
             if lo <= x < hi:
                 return x
     mode = (a - 1.0) / (a + b - 2.0) if a + b > 2.0 else 0.5
@@ -100,15 +107,15 @@ def _draw_in_bin(s, spare, a, b, lo, hi):
         return 1.0 - _trunc_pow(s, b, a, 1.0 - hi, 1.0 - lo)
     lm = (a - 1.0) * math.log(mode) + (b - 1.0) * math.log1p(-mode)
     while True:
-        x = lo + (hi - lo) * _uniform(s)
+        x = lo + (hi - lo) * draw_uniform(s)
         if x <= 0.0 or x >= 1.0:
             continue
-        if math.log(_uniform_pos(s)) <= (a - 1.0) * math.log(x) + (b - 1.0) * math.log1p(-x) - lm:
+        if math.log(draw_uniform_positive(s)) <= (a - 1.0) * math.log(x) + (b - 1.0) * math.log1p(-x) - lm:
             return x
 
 
 @nb.njit
-def _regrid(k, a, b, gx, gF, gD, gL, gM, ng, n_at):
+def build_cdf_table(k, a, b, gx, gF, gD, gL, gM, ng, n_at):
     """Exact CDF table of arm k's Beta(a, b) at grid points mean + z sd (only when a, b >= 1)."""
     gx[k, 0] = 0.0
     gF[k, 0] = 0.0
@@ -125,7 +132,7 @@ def _regrid(k, a, b, gx, gF, gD, gL, gM, ng, n_at):
             lx = math.log(x)
             l1x = math.log1p(-x)
             gx[k, j] = x
-            gF[k, j] = _betainc_pre(a, b, x, lbeta, lx, l1x)
+            gF[k, j] = betainc_given_logs(a, b, x, lbeta, lx, l1x)
             gD[k, j] = math.exp(a * lx + b * l1x - lbeta)
             gL[k, j] = lx
             gM[k, j] = l1x
@@ -138,7 +145,7 @@ def _regrid(k, a, b, gx, gF, gD, gL, gM, ng, n_at):
 
 
 @nb.njit
-def _grid_label(k, success, a, b, gx, gF, gD, ng):
+def update_cdf_table(k, success, a, b, gx, gF, gD, ng):
     """Move arm k's CDF table from Beta(a, b) to Beta(a+1, b) (success) or Beta(a, b+1), exactly.
 
     I_x(a+1, b) = I_x(a, b) - D / a and I_x(a, b+1) = I_x(a, b) + D / b with
@@ -157,14 +164,14 @@ def _grid_label(k, success, a, b, gx, gF, gD, ng):
 
 
 @nb.njit
-def _set_key(k, a, b, gx, gF, gD, gL, gM, ng, n_at, kidx, ell, pk, cap):
+def refresh_sort_key(k, a, b, gx, gF, gD, gL, gM, ng, n_at, kidx, ell, pk, cap):
     """Refresh arm k's table if it went stale, then its sort key l_k and exact tail mass p_k <= cap."""
     n = a + b
     stale = n >= 2.0 * n_at[k] or (ng[k] == 2 and a >= 1.0 and b >= 1.0)
     if not stale and ng[k] > 2:
         stale = gF[k, 1] > cap or gF[k, ng[k] - 2] < 0.5
     if stale:
-        _regrid(k, a, b, gx, gF, gD, gL, gM, ng, n_at)
+        build_cdf_table(k, a, b, gx, gF, gD, gL, gM, ng, n_at)
     j = 0
     for i in range(1, ng[k] - 1):
         if gF[k, i] <= cap:
@@ -177,7 +184,7 @@ def _set_key(k, a, b, gx, gF, gD, gL, gM, ng, n_at, kidx, ell, pk, cap):
 
 
 @nb.njit
-def _resort(order, pos, ell, k, n):
+def resort_by_key(order, pos, ell, k, n):
     """Restore increasing ``ell`` order of ``order[:n]`` after ``ell[k]`` changed (insertion)."""
     j = pos[k]
     while j > 0 and ell[order[j - 1]] > ell[k]:
@@ -193,7 +200,7 @@ def _resort(order, pos, ell, k, n):
 
 
 @nb.njit
-def _heap_insert(vals, arms, cnt, m, x, k):
+def insert_smallest(vals, arms, cnt, m, x, k):
     """Keep the m smallest (value, arm) pairs sorted in ``vals[:cnt]``; returns the new count."""
     if cnt == m and x >= vals[m - 1]:
         return cnt
@@ -223,8 +230,8 @@ def _bin_value(s, spare, a, b, gx, gL, gM, k, i):
 
 
 @nb.njit
-def _lazy_ts(s, spare, A, B, gx, gF, gL, gM, kidx, ell, pk, order, n_sorted, stamp, draw_id, cap, log1m_cap,
-             m, vals, arms, his, c_arm, c_bin, c_lo):
+def lazy_ts_smallest(s, spare, A, B, gx, gF, gL, gM, kidx, ell, pk, order, n_sorted, stamp, draw_id, cap, log1m_cap,
+                     m, vals, arms, his, c_arm, c_bin, c_lo):
     """The m smallest of independent Beta(A_k, B_k) draws over the active arms, exactly (see module doc).
 
     Each relevant arm's draw is first located in a bin of its CDF table (one uniform); the m-th
@@ -233,13 +240,13 @@ def _lazy_ts(s, spare, A, B, gx, gF, gL, gM, kidx, ell, pk, order, n_sorted, sta
     come in, below the running m-th smallest value - ever need the exact in-bin draw.
     """
     n_hi = 0  # heap of the m smallest bin upper edges (``arms`` is scratch here, refilled in step 3)
-    t_hi = _INF
+    t_hi = INF
     n_c = 0
     # 1. arms in their lower tail (u < p_k), by thinning at rate cap >= p_k
-    j = _geometric(s, log1m_cap)
+    j = draw_geometric(s, log1m_cap)
     while j < n_sorted:
         k = order[j]
-        v = _uniform(s) * cap
+        v = draw_uniform(s) * cap
         if v < pk[k]:
             stamp[k] = draw_id
             i = kidx[k] - 1
@@ -250,10 +257,10 @@ def _lazy_ts(s, spare, A, B, gx, gF, gL, gM, kidx, ell, pk, order, n_sorted, sta
                 c_bin[n_c] = i
                 c_lo[n_c] = gx[k, i]
                 n_c += 1
-                n_hi = _heap_insert(his, arms, n_hi, m, gx[k, i + 1], k)
+                n_hi = insert_smallest(his, arms, n_hi, m, gx[k, i + 1], k)
                 if n_hi == m:
                     t_hi = his[m - 1]
-        j += 1 + _geometric(s, log1m_cap)
+        j += 1 + draw_geometric(s, log1m_cap)
     # 2. the others, in increasing order of their key, until no later arm can go below t_hi
     for j in range(n_sorted):
         k = order[j]
@@ -261,7 +268,7 @@ def _lazy_ts(s, spare, A, B, gx, gF, gL, gM, kidx, ell, pk, order, n_sorted, sta
             break
         if stamp[k] == draw_id:
             continue
-        u = pk[k] + (1.0 - pk[k]) * _uniform(s)
+        u = pk[k] + (1.0 - pk[k]) * draw_uniform(s)
         # climb the table only through points below t_hi: once a point x_j >= t_hi has F_j <= u,
         # the draw is >= x_j >= t_hi and cannot be among the m smallest
         i = kidx[k]
@@ -275,7 +282,7 @@ def _lazy_ts(s, spare, A, B, gx, gF, gL, gM, kidx, ell, pk, order, n_sorted, sta
         c_bin[n_c] = i
         c_lo[n_c] = gx[k, i]
         n_c += 1
-        n_hi = _heap_insert(his, arms, n_hi, m, gx[k, i + 1], k)
+        n_hi = insert_smallest(his, arms, n_hi, m, gx[k, i + 1], k)
         if n_hi == m:
             t_hi = his[m - 1]
     # 3. exact values, in increasing order of the bins' lower edges, while they can still matter
@@ -299,7 +306,7 @@ def _lazy_ts(s, spare, A, B, gx, gF, gL, gM, kidx, ell, pk, order, n_sorted, sta
             break
         k = c_arm[c]
         x = _bin_value(s, spare, A[k, 0], B[k, 0], gx, gL, gM, k, c_bin[c])
-        cnt = _heap_insert(vals, arms, cnt, m, x, k)
+        cnt = insert_smallest(vals, arms, cnt, m, x, k)
         if cnt == m and vals[m - 1] < t:
             t = vals[m - 1]
     return cnt

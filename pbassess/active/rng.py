@@ -14,7 +14,7 @@ import math
 import numba as nb
 import numpy as np
 
-_INF = np.inf
+INF = np.inf
 
 
 @nb.njit(inline="always")
@@ -36,21 +36,21 @@ def _next_u64(s):
 
 
 @nb.njit(inline="always")
-def _uniform(s):
+def draw_uniform(s):
     """Uniform on [0, 1) with 53 random bits."""
     return float(_next_u64(s) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
 
 @nb.njit(inline="always")
-def _uniform_pos(s):
+def draw_uniform_positive(s):
     """Uniform on (0, 1]."""
-    return 1.0 - _uniform(s)
+    return 1.0 - draw_uniform(s)
 
 
 @nb.njit
-def _below(s, n):
+def draw_int_below(s, n):
     """Uniform integer in 0..n-1."""
-    return int(_uniform(s) * n) % n
+    return int(draw_uniform(s) * n) % n
 
 
 @nb.njit
@@ -60,8 +60,8 @@ def _normal(s, spare):
         spare[0] = 0.0
         return spare[1]
     while True:
-        u = 2.0 * _uniform(s) - 1.0
-        v = 2.0 * _uniform(s) - 1.0
+        u = 2.0 * draw_uniform(s) - 1.0
+        v = 2.0 * draw_uniform(s) - 1.0
         q = u * u + v * v
         if 0.0 < q < 1.0:
             f = math.sqrt(-2.0 * math.log(q) / q)
@@ -71,11 +71,11 @@ def _normal(s, spare):
 
 
 @nb.njit
-def _gamma(s, spare, a):
+def draw_gamma(s, spare, a):
     """Gamma(a, 1) by Marsaglia-Tsang (with the a < 1 boost)."""
     boost = 1.0
     if a < 1.0:
-        boost = _uniform_pos(s) ** (1.0 / a)
+        boost = draw_uniform_positive(s) ** (1.0 / a)
         a += 1.0
     d = a - 1.0 / 3.0
     c = 1.0 / math.sqrt(9.0 * d)
@@ -85,7 +85,7 @@ def _gamma(s, spare, a):
         if v <= 0.0:
             continue
         v = v * v * v
-        u = _uniform_pos(s)
+        u = draw_uniform_positive(s)
         x2 = x * x
         if u < 1.0 - 0.0331 * x2 * x2:
             return d * v * boost
@@ -94,18 +94,18 @@ def _gamma(s, spare, a):
 
 
 @nb.njit
-def _beta(s, spare, a, b):
+def draw_beta(s, spare, a, b):
     """Beta(a, b) as a ratio of Gammas."""
     while True:
-        x = _gamma(s, spare, a)
-        y = _gamma(s, spare, b)
+        x = draw_gamma(s, spare, a)
+        y = draw_gamma(s, spare, b)
         t = x + y
         if t > 0.0:
             return x / t
 
 
 @nb.njit
-def _beta_lower(s, spare, a, b, hi):
+def draw_beta_below(s, spare, a, b, hi):
     """Beta(a, b) conditioned on x < hi, exactly, by rejection from a power-law envelope.
 
     Proposal g(x) ~ x^(c-1) on (0, hi) (x = hi V^(1/c)); the ratio h(x) = x^(a-c) (1-x)^(b-1)
@@ -128,18 +128,18 @@ def _beta_lower(s, spare, a, b, hi):
     if xs > 0.0:
         logm = (a - c) * math.log(xs) + (b - 1.0) * math.log1p(-xs)
     else:
-        logm = 0.0 if a == c else -_INF
+        logm = 0.0 if a == c else -INF
     inv_c = 1.0 / c
     while True:
-        x = hi * _uniform_pos(s) ** inv_c
+        x = hi * draw_uniform_positive(s) ** inv_c
         if x <= 0.0 or x >= hi:
             continue
         logh = (a - c) * math.log(x) + (b - 1.0) * math.log1p(-x)
-        if math.log(_uniform_pos(s)) <= logh - logm:
+        if math.log(draw_uniform_positive(s)) <= logh - logm:
             return x
 
 
 @nb.njit
-def _geometric(s, log1m_p):
+def draw_geometric(s, log1m_p):
     """Number of failures before the first success of Bernoulli(p) (``log1m_p`` = log(1-p))."""
-    return int(math.floor(math.log(_uniform_pos(s)) / log1m_p))
+    return int(math.floor(math.log(draw_uniform_positive(s)) / log1m_p))

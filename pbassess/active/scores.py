@@ -11,31 +11,31 @@ import math
 
 import numba as nb
 
-from pbassess.active.rng import _beta, _gamma
-from pbassess.active.special import _mean_abs_dev, betaincinv
+from pbassess.active.rng import draw_beta, draw_gamma
+from pbassess.active.special import beta_mean_abs_deviation, betaincinv
 
 
 @nb.njit
-def _draw_score(s, spare, kind, k, A, B, ncell, w, sc):
+def draw_score(s, spare, kind, k, A, B, ncell, w, sc):
     """One posterior draw of arm k's score (to be minimised)."""
     if kind == 0:
-        return _beta(s, spare, A[k, 0], B[k, 0])
+        return draw_beta(s, spare, A[k, 0], B[k, 0])
     if kind == 1:
         e = 0.0
         for c in range(ncell[k]):
-            e += w[k, c] * abs(_beta(s, spare, A[k, c], B[k, c]) - sc[k, c])
+            e += w[k, c] * abs(draw_beta(s, spare, A[k, c], B[k, c]) - sc[k, c])
         return -e
     tot = 0.0
     acc = 0.0
     for c in range(ncell[k]):
-        g = _gamma(s, spare, A[k, c])
+        g = draw_gamma(s, spare, A[k, c])
         tot += g
         acc += g * w[k, c]
     return -acc / tot
 
 
 @nb.njit
-def _mean_score(kind, k, A, B, ncell, w, sc):
+def mean_score(kind, k, A, B, ncell, w, sc):
     """Point estimate of arm k's score: its posterior mean; for ECE (as in Ji et al.) the ECE of the
     posterior-mean bin accuracies, which tends to the full-pool ECE as the class is labeled (the
     posterior mean of ECE itself stays above it in sparse bins, by Jensen's inequality)."""
@@ -55,7 +55,7 @@ def _mean_score(kind, k, A, B, ncell, w, sc):
 
 
 @nb.njit
-def _index_score(kind, k, A, B, ncell, w, sc, level, z):
+def ucb_index_score(kind, k, A, B, ncell, w, sc, level, z):
     """Optimistic index for Bayes-UCB (smaller = more promising): the lower posterior quantile.
 
     Exact Beta quantile for Beta scores; for ECE and multi-level costs the exact posterior
@@ -70,7 +70,7 @@ def _index_score(kind, k, A, B, ncell, w, sc, level, z):
             a = A[k, c]
             b = B[k, c]
             mu = a / (a + b)
-            m1 = _mean_abs_dev(a, b, sc[k, c])
+            m1 = beta_mean_abs_deviation(a, b, sc[k, c])
             m2 = a * b / ((a + b) * (a + b) * (a + b + 1.0)) + (mu - sc[k, c]) ** 2
             e += w[k, c] * m1
             v += w[k, c] * w[k, c] * max(m2 - m1 * m1, 0.0)
@@ -87,7 +87,7 @@ def _index_score(kind, k, A, B, ncell, w, sc, level, z):
 
 
 @nb.njit
-def _variance_drop(a, b):
+def expected_variance_drop(a, b):
     """Expected drop of Var(theta) for theta ~ Beta(a, b) after one more Bernoulli label."""
     n = a + b
     v = a * b / (n * n * (n + 1.0))
@@ -98,7 +98,7 @@ def _variance_drop(a, b):
 
 
 @nb.njit
-def _eb_refit(A, B, n_succ, n_fail, K):
+def refit_eb_prior(A, B, n_succ, n_fail, K):
     """Method-of-moments fit of a shared Beta(mu tau, (1-mu) tau) to the classes' counts; sets
     A = mu tau + successes, B = (1-mu) tau + failures. Returns False (no change) with < 2 labeled classes."""
     tot_s = 0.0
@@ -134,11 +134,11 @@ def _eb_refit(A, B, n_succ, n_fail, K):
 
 # ---------------------------------------------------------------------------- evaluation
 @nb.njit
-def _evaluate(kind, K, A, B, ncell, w, sc, est, dirty, true_top, truth, m):
+def evaluate_ranking(kind, K, A, B, ncell, w, sc, est, dirty, true_top, truth, m):
     """(MRR, success, mean |error|) of the posterior-mean ranking against the truth."""
     for k in range(K):
         if dirty[k]:
-            est[k] = _mean_score(kind, k, A, B, ncell, w, sc)
+            est[k] = mean_score(kind, k, A, B, ncell, w, sc)
             dirty[k] = False
     total = 0.0
     for i in range(K):
@@ -159,10 +159,10 @@ def _evaluate(kind, K, A, B, ncell, w, sc, est, dirty, true_top, truth, m):
 
 
 @nb.njit
-def _agreement(K, est, true_top, m):
+def ranking_agreement(K, est, true_top, m):
     """Share of the true top-m arms among the m smallest current estimates (ties by arm index).
 
-    Call after :func:`_evaluate` (which refreshes ``est``). A true top arm is found when fewer
+    Call after :func:`evaluate_ranking` (which refreshes ``est``). A true top arm is found when fewer
     than m arms of any kind are ranked ahead of it.
     """
     found = 0

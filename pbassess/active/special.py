@@ -10,7 +10,7 @@ import math
 
 import numba as nb
 
-__all__ = ["betainc", "betaincinv"]
+__all__ = ["beta_mean_abs_deviation", "betainc", "betainc_given_logs", "betaincinv"]
 
 
 @nb.njit
@@ -51,8 +51,16 @@ def _betacf(a, b, x):
 
 
 @nb.njit
-def _betainc_pre(a, b, x, lbeta, la, l1a):
-    """I_x(a, b) given log B(a, b) and log x, log(1 - x) (shared by a table's points)."""
+def betainc_given_logs(a, b, x, lbeta, la, l1a):
+    """I_x(a, b) given log B(a, b) and log x, log(1 - x) (shared by a table's points).
+
+    Examples
+    --------
+    >>> import math
+    >>> lbeta = math.lgamma(2.0) + math.lgamma(3.0) - math.lgamma(5.0)
+    >>> round(betainc_given_logs(2.0, 3.0, 0.4, lbeta, math.log(0.4), math.log(0.6)), 10)  # betainc(2, 3, 0.4)
+    0.5248
+    """
     lbt = a * la + b * l1a - lbeta
     if x < (a + 1.0) / (a + b + 2.0):
         return math.exp(lbt) * _betacf(a, b, x) / a
@@ -121,7 +129,13 @@ def betaincinv(a, b, q):
 
 
 @nb.njit
-def _mean_abs_dev(a, b, s):
-    """E|theta - s| for theta ~ Beta(a, b), exactly."""
+def beta_mean_abs_deviation(a, b, s):
+    """E|theta - s| for theta ~ Beta(a, b), exactly.
+
+    Examples
+    --------
+    >>> round(beta_mean_abs_deviation(1.0, 1.0, 0.5), 10)  # uniform theta: E|theta - 1/2| = 1/4
+    0.25
+    """
     mu = a / (a + b)
     return (mu - s) + 2.0 * (s * betainc(a, b, s) - mu * betainc(a + 1.0, b, s))

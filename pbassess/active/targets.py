@@ -63,10 +63,29 @@ from pbassess.data.predictions import Predictions
 from pbassess.errors import ConfigError, DataError
 from pbassess.stats import bin_index
 
-__all__ = ["PRIORS", "TARGETS", "TargetInfo", "build_inputs", "target_info", "true_metric", "warm_up"]
+__all__ = ["PRIORS", "TARGETS", "TargetInfo", "as_labeled_pool", "build_inputs", "target_info", "true_metric", "warm_up"]
 
 
-def _check_pool(pred: Any) -> Predictions:
+def as_labeled_pool(pred: Any) -> Predictions:
+    """The pool as Predictions, checked to carry the true label of every item (a simulation needs them).
+
+    Parameters
+    ----------
+    pred : Predictions, DataFrame, dict or arrays
+        The pool (converted by ``pbassess.data.as_predictions`` when not already Predictions).
+
+    Returns
+    -------
+    Predictions
+        The pool; a :class:`~pbassess.errors.DataError` when an item is unlabeled.
+
+    Examples
+    --------
+    >>> from pbassess import Predictions
+    >>> p = Predictions.from_top1(["a", "a", "b"], [0.9, 0.6, 0.8], ["a", "b", "b"])
+    >>> as_labeled_pool(p).n_items
+    3
+    """
     pred = _as_predictions(pred)
     if pred.n_labeled != pred.n_items:
         raise DataError(
@@ -103,7 +122,7 @@ def true_metric(preds: Any, target: str, *, bins: int = DEFAULT_BINS, cost_matri
     >>> true_metric(p, "least-accurate").tolist()
     [0.5, 1.0]
     """
-    pred = _check_pool(preds)
+    pred = as_labeled_pool(preds)
     target_info(target)
     k_all = pred.n_classes
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -167,7 +186,7 @@ def build_inputs(preds: Any, target: str, *, prior: str = "uniform", pseudocount
     >>> x.arm_start.tolist(), x.truth.tolist(), x.true_top.tolist()
     ([0, 2, 3], [0.5, 1.0], [True, False])
     """
-    pred = _check_pool(preds)
+    pred = as_labeled_pool(preds)
     target_info(target)
     check_prior(prior)
     pc = check_pseudocount(pseudocount)

@@ -38,13 +38,13 @@ def test_hand_computed_m3():
     top = np.array([True, True, True, False, False, False])
     assert agreement(est, top) == pytest.approx(2 / 3)
     assert top_m_agreement(est[None, :], top)[0] == pytest.approx(2 / 3)
-    assert SC._agreement(6, est, top, 3) == pytest.approx(2 / 3)
+    assert SC.ranking_agreement(6, est, top, 3) == pytest.approx(2 / 3)
     assert not success(est, top)
     # MRR for comparison: arm 0 has one wrong arm ahead (rank 2), arm 2 one (rank 2), arm 1 three (rank 4)
     assert mean_reciprocal_rank(est, top) == pytest.approx((1 / 2 + 1 / 4 + 1 / 2) / 3)
     # a tie at the boundary is broken by the arm index: arm 1 (true) ties with arm 3 and wins
     tied = np.array([0.1, 0.3, 0.2, 0.3, 0.9, 0.9])
-    assert SC._agreement(6, tied, top, 3) == 1.0 == agreement(tied, top)
+    assert SC.ranking_agreement(6, tied, top, 3) == 1.0 == agreement(tied, top)
 
 
 def test_kernel_agreement_matches_reference_with_ties():
@@ -56,7 +56,7 @@ def test_kernel_agreement_matches_reference_with_ties():
         top = np.zeros(k, dtype=bool)
         top[rng.choice(k, m, replace=False)] = True
         ref = agreement(est, top)
-        assert SC._agreement(k, est, top, m) == pytest.approx(ref)
+        assert SC.ranking_agreement(k, est, top, m) == pytest.approx(ref)
         assert top_m_agreement(est[None, :], top)[0] == pytest.approx(ref)
         assert (ref == 1.0) == success(est, top)
 

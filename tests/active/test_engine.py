@@ -48,16 +48,16 @@ def test_betainc_and_inverse_match_scipy():
 
 @nb.njit
 def _grid_after_labels(a, b, outcomes):
-    gx = np.zeros((1, LZ._NG_MAX))
-    gF = np.zeros((1, LZ._NG_MAX))
-    gD = np.zeros((1, LZ._NG_MAX))
-    gL = np.zeros((1, LZ._NG_MAX))
-    gM = np.zeros((1, LZ._NG_MAX))
+    gx = np.zeros((1, LZ.MAX_TABLE_POINTS))
+    gF = np.zeros((1, LZ.MAX_TABLE_POINTS))
+    gD = np.zeros((1, LZ.MAX_TABLE_POINTS))
+    gL = np.zeros((1, LZ.MAX_TABLE_POINTS))
+    gM = np.zeros((1, LZ.MAX_TABLE_POINTS))
     ng = np.zeros(1, dtype=np.int64)
     n_at = np.zeros(1)
-    LZ._regrid(0, a, b, gx, gF, gD, gL, gM, ng, n_at)
+    LZ.build_cdf_table(0, a, b, gx, gF, gD, gL, gM, ng, n_at)
     for o in outcomes:
-        LZ._grid_label(0, o, a, b, gx, gF, gD, ng)
+        LZ.update_cdf_table(0, o, a, b, gx, gF, gD, ng)
         if o:
             a += 1.0
         else:
@@ -104,19 +104,19 @@ def test_truncated_beta_samplers_are_exact(a, b):
 @nb.njit
 def _lazy_winners(A, B, n, m, cap, seed):
     K = A.shape[0]
-    gx = np.zeros((K, LZ._NG_MAX))
-    gF = np.zeros((K, LZ._NG_MAX))
-    gD = np.zeros((K, LZ._NG_MAX))
-    gL = np.zeros((K, LZ._NG_MAX))
-    gM = np.zeros((K, LZ._NG_MAX))
+    gx = np.zeros((K, LZ.MAX_TABLE_POINTS))
+    gF = np.zeros((K, LZ.MAX_TABLE_POINTS))
+    gD = np.zeros((K, LZ.MAX_TABLE_POINTS))
+    gL = np.zeros((K, LZ.MAX_TABLE_POINTS))
+    gM = np.zeros((K, LZ.MAX_TABLE_POINTS))
     ng = np.zeros(K, dtype=np.int64)
     n_at = np.zeros(K)
     kidx = np.zeros(K, dtype=np.int64)
     ell = np.zeros(K)
     pk = np.zeros(K)
     for k in range(K):
-        LZ._regrid(k, A[k, 0], B[k, 0], gx, gF, gD, gL, gM, ng, n_at)
-        LZ._set_key(k, A[k, 0], B[k, 0], gx, gF, gD, gL, gM, ng, n_at, kidx, ell, pk, cap)
+        LZ.build_cdf_table(k, A[k, 0], B[k, 0], gx, gF, gD, gL, gM, ng, n_at)
+        LZ.refresh_sort_key(k, A[k, 0], B[k, 0], gx, gF, gD, gL, gM, ng, n_at, kidx, ell, pk, cap)
     order = np.argsort(ell)
     pos = np.empty(K, dtype=np.int64)
     for j in range(K):
@@ -132,8 +132,8 @@ def _lazy_winners(A, B, n, m, cap, seed):
     c_lo = np.zeros(K)
     counts = np.zeros(K)
     for r in range(n):
-        LZ._lazy_ts(s, spare, A, B, gx, gF, gL, gM, kidx, ell, pk, order, K, stamp, r + 1, cap, math.log1p(-cap),
-                   m, vals, arms, his, c_arm, c_bin, c_lo)
+        LZ.lazy_ts_smallest(s, spare, A, B, gx, gF, gL, gM, kidx, ell, pk, order, K, stamp, r + 1, cap, math.log1p(-cap),
+                            m, vals, arms, his, c_arm, c_bin, c_lo)
         for i in range(m):
             counts[arms[i]] += 1
     return counts / n
@@ -189,7 +189,7 @@ def test_kernel_evaluation_matches_reference():
         est = np.zeros(K)
         dirty = np.ones(K, dtype=bool)
         one = np.ones((K, 1))
-        mrr, ok, err = SC._evaluate(0, K, A, B, np.ones(K, dtype=np.int64), one, one * 0, est, dirty, top, truth, m)
+        mrr, ok, err = SC.evaluate_ranking(0, K, A, B, np.ones(K, dtype=np.int64), one, one * 0, est, dirty, top, truth, m)
         mean = (A / (A + B))[:, 0]
         assert mrr == pytest.approx(mean_reciprocal_rank(mean, top))
         assert ok == success(mean, top)
@@ -324,7 +324,7 @@ def test_empirical_bayes_refit_is_the_method_of_moments():
     fail = 100 - succ
     A = np.ones((K, 1))
     B = np.ones((K, 1))
-    assert SC._eb_refit(A, B, succ, fail, K)
+    assert SC.refit_eb_prior(A, B, succ, fail, K)
     var_between = rates.var() - 0.25 / 100
     tau = 0.25 / var_between - 1
     assert A[:, 0] == pytest.approx(0.5 * tau + succ) and B[:, 0] == pytest.approx(0.5 * tau + fail)

@@ -8,7 +8,7 @@ import pytest
 from pbassess import Predictions
 from pbassess.active import model as M
 from pbassess.active.arms import BetaArms, CalibrationArms, CostArms, build_target_model, eb_refit
-from pbassess.active.scores import _eb_refit
+from pbassess.active.scores import refit_eb_prior
 from pbassess.active.session import LabelingSession
 from pbassess.active.targets import build_inputs
 from pbassess.errors import ConfigError
@@ -132,7 +132,7 @@ def test_session_empirical_bayes_matches_the_kernel_refit():
     succ = np.bincount(pred[first], weights=truth[first] == pred[first], minlength=k)
     fail = np.bincount(pred[first], minlength=k) - succ
     A, B = np.ones((k, 1)), np.ones((k, 1))
-    assert _eb_refit(A, B, succ, fail, k)
+    assert refit_eb_prior(A, B, succ, fail, k)
     prior_a, prior_b = A[:, 0] - succ, B[:, 0] - fail
     n_all = np.bincount(pred[idx], minlength=k)
     s_all = np.bincount(pred[idx], weights=truth[idx] == pred[idx], minlength=k)
