@@ -117,9 +117,9 @@ def remote_zoo(tmp_path, monkeypatch):
     monkeypatch.setenv("PBASSESS_MODELS_DIR", str(tmp_path / "zoo"))
     monkeypatch.setenv("PBASSESS_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("PBASSESS_DATA_DIR", raising=False)
-    registry._cards.cache_clear()
+    registry.registered_cards.cache_clear()
     yield tmp_path
-    registry._cards.cache_clear()
+    registry.registered_cards.cache_clear()
 
 
 def test_data_fetch_downloads_and_verifies(capsys, remote_zoo):

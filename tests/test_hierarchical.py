@@ -299,9 +299,9 @@ def test_cli_hierarchical_json(tmp_path, rng, capsys):
 
 # ---------------------------------------------------------------------------- real data
 def test_digits_shift_environments():
-    from pbassess.data.registry import _cards, load_data
+    from pbassess.data.registry import load_data, registered_cards
 
-    if "digits-shift" not in _cards():
+    if "digits-shift" not in registered_cards():
         pytest.skip("digits-shift is not registered yet")
     p = load_data("digits-shift")
     c = environment_counts(p, "environment")
@@ -312,9 +312,9 @@ def test_digits_shift_environments():
 @pytest.mark.slow
 def test_hierarchical_on_digits_shift_orders_noise_levels():
     """Accuracy falls with the noise level; the unlabeled OOD environment gets the population posterior."""
-    from pbassess.data.registry import _cards, load_data
+    from pbassess.data.registry import load_data, registered_cards
 
-    if "digits-shift" not in _cards():
+    if "digits-shift" not in registered_cards():
         pytest.skip("digits-shift is not registered yet")
     p = load_data("digits-shift")
     r = _quiet(assess_hierarchical, p, "environment", seed=0, draws=500, sample_kwargs={"tune": 500, "chains": 2})

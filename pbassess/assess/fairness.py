@@ -30,10 +30,10 @@ def score_columns(data: Any) -> list[str]:
 
     import pandas as pd
 
-    from pbassess.data.registry import _cards, resolve_path
+    from pbassess.data.registry import registered_cards, resolve_path
 
     name = os.fspath(data)
-    path = resolve_path(name) if name in _cards() else Path(name)
+    path = resolve_path(name) if name in registered_cards() else Path(name)
     if not path.exists():
         raise DataError(f"{name!r} is neither a file nor a registered data set")
     try:

@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from pbassess.calibration.metrics import _folded_normal_mean
+from pbassess.calibration.metrics import folded_normal_mean
 from pbassess.calibration.posterior import DEFAULT_EPS, MIN_LABELS
 from pbassess.calibration.shrinkage import shrinkage_posterior
 from pbassess.stats import hdi_from_draws
@@ -83,7 +83,7 @@ def frequentist_from_counts(n: Any, correct: Any, score_sum: Any) -> dict[str, f
     gap = np.abs(signed)
     two = n[occ] >= 2
     l2 = np.sum((w * (signed**2 - acc * (1 - acc) / np.where(two, n[occ] - 1, 1)))[two])
-    l1 = 2 * np.sum(w * gap) - np.sum(w * _folded_normal_mean(signed, np.sqrt(acc * (1 - acc) / n[occ])))
+    l1 = 2 * np.sum(w * gap) - np.sum(w * folded_normal_mean(signed, np.sqrt(acc * (1 - acc) / n[occ])))
     return {"mce": float(gap.max()), "mean_bin_gap": float(gap.mean()), "rmsce": float(np.sqrt(np.sum(w * gap**2))),
             "debiased_l1": float(l1), "debiased_l2": float(np.sqrt(max(l2, 0.0)))}
 

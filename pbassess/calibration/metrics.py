@@ -42,6 +42,7 @@ from pbassess.errors import ConfigError
 
 __all__ = [
     "adaptive_calibration_error", "bin_gaps", "binned", "classwise_ece", "debiased_ece", "expected_calibration_error",
+    "folded_normal_mean",
     "marginal_calibration_error", "max_calibration_error", "mean_bin_gap", "predicted_class_ece",
     "rms_calibration_error",
     "top1_ece", "top_label_ece",
@@ -234,8 +235,14 @@ def mean_bin_gap(scores: Any, outcomes: Any, n_bins: int = 15) -> float:
     return adaptive_calibration_error(scores, outcomes, n_bins, equal_count=False)
 
 
-def _folded_normal_mean(mean: np.ndarray, sd: np.ndarray) -> np.ndarray:
-    """``E|X|`` for ``X ~ Normal(mean, sd)`` (``|mean|`` where sd = 0)."""
+def folded_normal_mean(mean: np.ndarray, sd: np.ndarray) -> np.ndarray:
+    """``E|X|`` for ``X ~ Normal(mean, sd)`` (``|mean|`` where sd = 0).
+
+    Examples
+    --------
+    >>> folded_normal_mean(np.array([0.0, -0.3]), np.array([1.0, 0.0])).round(4).tolist()  # sqrt(2/pi), |-0.3|
+    [0.7979, 0.3]
+    """
     safe = np.where(sd > 0, sd, 1.0)
     z = mean / safe
     value = safe * np.sqrt(2 / np.pi) * np.exp(-0.5 * z**2) + mean * (1 - 2 * ndtr(-z))
@@ -289,7 +296,7 @@ def debiased_ece(scores: Any, outcomes: Any, bins: Any = 10, *, p: int = 1, binn
     if p == 2:
         value = np.sum(w * (signed**2 - acc * (1 - acc) / (n - 1)))
         return float(np.sqrt(max(value, 0.0)))
-    resampled = _folded_normal_mean(signed, np.sqrt(acc * (1 - acc) / n))
+    resampled = folded_normal_mean(signed, np.sqrt(acc * (1 - acc) / n))
     return float(2 * np.sum(w * np.abs(signed)) - np.sum(w * resampled))
 
 

@@ -142,12 +142,12 @@ def build_parser(modules: tuple[str, ...] | None = None) -> argparse.ArgumentPar
     True
     """
     from pbassess._version import __version__
-    from pbassess.cli.options import _Formatter, _Parser
+    from pbassess.cli.options import CommandHelpFormatter, CommandParser
 
-    parser = _Parser(prog="pbassess", description="Bayesian assessment of black-box classifiers.",
-                     formatter_class=_Formatter)
+    parser = CommandParser(prog="pbassess", description="Bayesian assessment of black-box classifiers.",
+                           formatter_class=CommandHelpFormatter)
     parser.add_argument("--version", action="version", version=f"pbassess {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser,
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=CommandParser,
                                 help="one of the commands below")
     for name in SUBCOMMAND_MODULES if modules is None else modules:
         importlib.import_module(f"pbassess.cli.{name}").register(sub)

@@ -73,9 +73,10 @@ from pbassess.constants import CI_PROB
 from pbassess.errors import ConfigError
 
 __all__ = [
-    "FITTING_GROUPS", "GROUPS", "STRICT_EXIT", "BadValue", "add_command", "add_cost_matrix", "add_data", "add_deprecated_alias",
+    "FITTING_GROUPS", "GROUPS", "STRICT_EXIT", "BadValue", "CommandHelpFormatter", "CommandParser", "add_command", "add_cost_matrix", "add_data", "add_deprecated_alias",
     "add_inference",
-    "add_interval", "add_output", "add_quiet", "add_seed", "add_strict", "ci_prob_value", "diagnostics_message",
+    "add_interval", "add_output", "add_quiet", "add_seed", "add_strict", "checked_number", "ci_prob_value",
+    "diagnostics_message",
     "finish", "finish_diagnostics", "inference_kwargs", "inference_value", "load_data_args", "number_value",
     "positive_number", "progress", "sample_kwargs_value", "save_outputs", "seed_value",
 ]
@@ -99,7 +100,7 @@ FITTING_GROUPS: tuple[str, ...] = ("data", "inference", "seed", "interval", "out
 METAVARS = {"data": "DATA", "seed": "SEED", "pseudocount": "PC", "draws": "D", "prob": "P", "dir": "DIR"}
 
 
-class _Formatter(argparse.HelpFormatter):
+class CommandHelpFormatter(argparse.HelpFormatter):
     """Wraps descriptions to the terminal; keeps the examples and the task list as written."""
 
     def _fill_text(self, text: str, width: int, indent: str) -> str:
@@ -108,7 +109,7 @@ class _Formatter(argparse.HelpFormatter):
         return super()._fill_text(text, width, indent)
 
 
-class _Parser(argparse.ArgumentParser):
+class CommandParser(argparse.ArgumentParser):
     """An ArgumentParser whose errors print its own usage and one line (exit status 2)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -139,7 +140,7 @@ def add_command(subparsers: Any, name: str, *, help: str, description: str, exam
 
     Examples
     --------
-    >>> top = _Parser(prog="pbassess")
+    >>> top = CommandParser(prog="pbassess")
     >>> sub = top.add_subparsers(dest="command")
     >>> p = add_command(sub, "x", help="an example", description="Does x.", examples=("pbassess x",))
     >>> p.allow_abbrev, p.pb_help, p.format_help().rstrip().splitlines()[-1]
@@ -147,7 +148,7 @@ def add_command(subparsers: Any, name: str, *, help: str, description: str, exam
     """
     epilog = ("examples:\n" + "\n".join(f"  {e}" for e in examples)) if examples else None
     p = subparsers.add_parser(name, help=help, description=description, epilog=epilog,
-                              formatter_class=_Formatter, allow_abbrev=False, **kwargs)
+                              formatter_class=CommandHelpFormatter, allow_abbrev=False, **kwargs)
     p.pb_help = help  # type: ignore[attr-defined]
     p.pb_examples = tuple(examples)  # type: ignore[attr-defined]
     p.pb_groups = []  # type: ignore[attr-defined]
@@ -215,8 +216,14 @@ class BadValue(Exception):  # noqa: N818 - not a ValueError on purpose: argparse
     """A bad option value, raised by the option parsers; ``main`` prints it as one line and exits with status 2."""
 
 
-def _checked(option: str, **rules: Any):
-    """An argparse ``type`` that parses with :func:`number_value` (a bad value: :class:`BadValue`, one line)."""
+def checked_number(option: str, **rules: Any):
+    """An argparse ``type`` that parses with :func:`number_value` (a bad value: :class:`BadValue`, one line).
+
+    Examples
+    --------
+    >>> checked_number("--runs", integer=True, minimum=1)("20")
+    20
+    """
 
     def parse(text: str) -> Any:
         try:
@@ -233,7 +240,7 @@ def _checked(option: str, **rules: Any):
 
 
 def _prob(text: str) -> float:
-    value = _checked("--ci-prob")(text)
+    value = checked_number("--ci-prob")(text)
     if not 0 < value < 1:
         raise BadValue(f"--ci-prob is out of range, got {text!r}: --ci-prob must be in (0, 1) (ci_prob must be a "
                        "number strictly between 0 and 1)")
@@ -250,7 +257,7 @@ def positive_number(option: str):
     """
 
     def parse(text: str) -> float:
-        value = _checked(option)(text)
+        value = checked_number(option)(text)
         if not value > 0:
             raise BadValue(f"{option} must be a number > 0, got {text!r}")
         return float(value)
@@ -261,7 +268,7 @@ def positive_number(option: str):
 
 def _unit_interval(option: str):
     def parse(text: str) -> float:
-        value = _checked(option)(text)
+        value = checked_number(option)(text)
         if not 0 < value < 1:
             raise BadValue(f"{option} must be strictly between 0 and 1, got {text!r}")
         return float(value)
@@ -344,14 +351,14 @@ def add_inference(p: argparse.ArgumentParser, choices: tuple[str, ...] = ("conju
                    help=f"{'; '.join(words.get(c, c) for c in choices)} (default {shown}); "
                         "--engine and mcmc are old spellings")
     p.set_defaults(pb_inference_choices=choices)
-    p.add_argument("--draws", default=None, type=_checked("--draws", integer=True, minimum=draws_minimum), metavar="D",
+    p.add_argument("--draws", default=None, type=checked_number("--draws", integer=True, minimum=draws_minimum), metavar="D",
                    help=f"{draws_help or 'posterior draws per chain (4 chains), in either inference'} "
                         f"(default {draws_default})")
     if "nuts" in choices:
         _mark(p, "nuts")
-        p.add_argument("--tune", default=None, type=_checked("--tune", integer=True, minimum=0), metavar="T",
+        p.add_argument("--tune", default=None, type=checked_number("--tune", integer=True, minimum=0), metavar="T",
                        help="NUTS tuning steps per chain (default the fit's)")
-        p.add_argument("--chains", default=None, type=_checked("--chains", integer=True, minimum=1), metavar="C",
+        p.add_argument("--chains", default=None, type=checked_number("--chains", integer=True, minimum=1), metavar="C",
                        help="NUTS chains (default the fit's)")
         p.add_argument("--target-accept", default=None, type=_unit_interval("--target-accept"), metavar="A",
                        help="NUTS target acceptance rate in (0, 1); raise it (e.g. 0.99) against divergences "
@@ -418,7 +425,7 @@ def inference_kwargs(args: argparse.Namespace, *, default: str | None = "conjuga
 def add_seed(p: argparse.ArgumentParser, what: str = "every random draw") -> None:
     """``--seed SEED``: default a fresh seed, drawn with NumPy and recorded in the output (JSON key ``seed``)."""
     _mark(p, "seed")
-    p.add_argument("--seed", default=None, type=_checked("--seed", integer=True, minimum=0), metavar="SEED",
+    p.add_argument("--seed", default=None, type=checked_number("--seed", integer=True, minimum=0), metavar="SEED",
                    help=f"non-negative integer seed of {what} (default: a fresh seed, drawn and recorded in the "
                         "output as seed)")
 

@@ -69,22 +69,22 @@ def register(subparsers: Any) -> None:
     p.add_argument("--pseudocount", type=opt.positive_number("--pseudocount"), default=None, metavar="PC",
                    help=f"prior strength, > 0 (default {DEFAULT_PSEUDOCOUNT:g}; not with --prior adaptive or "
                         "--target estimation)")
-    p.add_argument("--top-m", type=opt._checked("--top-m", integer=True, minimum=1), default=None, metavar="M",
+    p.add_argument("--top-m", type=opt.checked_number("--top-m", integer=True, minimum=1), default=None, metavar="M",
                    help="size of the sought set of classes (default 1; not with --target estimation)")
-    p.add_argument("--runs", type=opt._checked("--runs", integer=True, minimum=1), default=100, metavar="R",
+    p.add_argument("--runs", type=opt.checked_number("--runs", integer=True, minimum=1), default=100, metavar="R",
                    help="independent replicate runs (default 100)")
-    p.add_argument("--log-every", type=opt._checked("--log-every", integer=True, minimum=1), default=None,
+    p.add_argument("--log-every", type=opt.checked_number("--log-every", integer=True, minimum=1), default=None,
                    metavar="L", help="evaluate after every L labels (default 100; not with --target estimation)")
-    p.add_argument("--budget", type=opt._checked("--budget", integer=True, minimum=1), default=None, metavar="N",
+    p.add_argument("--budget", type=opt.checked_number("--budget", integer=True, minimum=1), default=None, metavar="N",
                    help="labels per run (default: the whole pool; for --target estimation the budgets 100, 200, "
                         "500 and 1000 that fit in the pool)")
-    picks = opt._checked("--picks-per-round", integer=True, minimum=1)
+    picks = opt.checked_number("--picks-per-round", integer=True, minimum=1)
     p.add_argument("--picks-per-round", dest="batch_size", type=picks, default=None, metavar="N",
                    help="items picked per round from the same posterior, as for a labeling team (default 1; not "
                         "with --prior adaptive or --target estimation)")
     opt.add_deprecated_alias(p, "--batch-size", "--picks-per-round", "batch_size",
-                             type=opt._checked("--batch-size", integer=True, minimum=1))
-    p.add_argument("--bins", type=opt._checked("--bins", integer=True, minimum=1), default=None, metavar="B",
+                             type=opt.checked_number("--batch-size", integer=True, minimum=1))
+    p.add_argument("--bins", type=opt.checked_number("--bins", integer=True, minimum=1), default=None, metavar="B",
                    help=f"confidence bins inside each class for most-miscalibrated (default {DEFAULT_BINS})")
     opt.add_cost_matrix(p)
     opt.add_seed(p, "every run (the runs get independent streams from it)")

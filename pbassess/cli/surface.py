@@ -57,7 +57,7 @@ def register(subparsers: Any) -> None:
                   "pbassess surface adult-sex --attributes race,sex --estimator beta-i --subsample-labels 2000 "
                   "--seed 1 --out surface-out"))
     _common(p)
-    p.add_argument("--subsample-labels", type=opt._checked("--subsample-labels", integer=True, minimum=1), default=None, metavar="N",
+    p.add_argument("--subsample-labels", type=opt.checked_number("--subsample-labels", integer=True, minimum=1), default=None, metavar="N",
                    help="keep the labels of N random items and hide the rest (evaluation)")
     opt.add_interval(p)
     opt.add_output(p)
@@ -71,17 +71,17 @@ def register(subparsers: Any) -> None:
                   "pbassess surface-explore adult-sex --attributes race,sex --estimator beta-i --budget 60 "
                   "--strategy thompson --seed 7 --out explore-out"))
     _common(e)
-    e.add_argument("--budget", type=opt._checked("--budget", integer=True, minimum=1), required=True, metavar="N", help="labels to spend")
-    e.add_argument("--arms-per-round", dest="batch_size", type=opt._checked("--arms-per-round", integer=True, minimum=1), default=10, metavar="N",
+    e.add_argument("--budget", type=opt.checked_number("--budget", integer=True, minimum=1), required=True, metavar="N", help="labels to spend")
+    e.add_argument("--arms-per-round", dest="batch_size", type=opt.checked_number("--arms-per-round", integer=True, minimum=1), default=10, metavar="N",
                    help="arms labeled per round (default 10)")
     opt.add_deprecated_alias(e, "--batch-size", "--arms-per-round", "batch_size",
-                             type=opt._checked("--batch-size", integer=True, minimum=1))
+                             type=opt.checked_number("--batch-size", integer=True, minimum=1))
     e.add_argument("--strategy", default="variance", choices=["variance", "thompson", "bayes-ucb", "random"],
                    help="how to choose the next arms: highest posterior variance, Thompson sampling or Bayes-UCB "
                         "for the worst arms, or at random (default: variance)")
-    e.add_argument("--seeds", type=opt._checked("--seeds", integer=True, minimum=1), default=3, metavar="N",
+    e.add_argument("--seeds", type=opt.checked_number("--seeds", integer=True, minimum=1), default=3, metavar="N",
                    help="number of replicate runs, with seeds SEED, SEED+1, ... (default 3)")
-    e.add_argument("--min-support", type=opt._checked("--min-support", minimum=0), default=0.0, metavar="N",
+    e.add_argument("--min-support", type=opt.checked_number("--min-support", minimum=0), default=0.0, metavar="N",
                    help="score only arms with at least this many pool items (a count, at least 0; default 0: every "
                         "arm)")
     opt.add_interval(e, "the posterior intervals of each round's fit")

@@ -27,13 +27,14 @@ import numpy as np
 from pbassess.constants import UNLABELED
 from pbassess.errors import DataError
 
-__all__ = ["MISSING_TEXT", "NULL_NUMBER_TEXT", "as_attribute", "as_class_names", "as_item_ids", "encode_classes",
-           "factorize", "infer_classes", "sort_class_names", "typed_text_attribute"]
+__all__ = ["INTEGER_TEXT", "MISSING_TEXT", "NULL_NUMBER_TEXT", "as_attribute", "as_class_names", "as_item_ids",
+           "encode_classes", "factorize", "first_duplicate", "infer_classes", "sort_class_names", "typed_text_attribute"]
 
 #: Texts that mark a missing label when no class carries that name.
 MISSING_TEXT = frozenset({"", "nan", "NaN", "NAN", "na", "NA", "N/A", "n/a", "None", "none", "null", "NULL", "-", "?"})
 
-_INT_TEXT = re.compile(r"^-?(0|[1-9][0-9]*)$")
+#: The text of an integer written without leading zeros (``"-12"``, ``"0"``; not ``"007"`` nor ``"1.0"``).
+INTEGER_TEXT = re.compile(r"^-?(0|[1-9][0-9]*)$")
 _FLOAT_INT_TEXT = re.compile(r"^-?(0|[1-9][0-9]*)\.0*$")
 _MISSING = object()
 
@@ -101,7 +102,7 @@ def _as_int(value: Any) -> int | None:
         return int(value) if math.isfinite(value) and float(value).is_integer() else None
     if isinstance(value, str):
         text = value.strip()
-        if _INT_TEXT.match(text) or _FLOAT_INT_TEXT.match(text):
+        if INTEGER_TEXT.match(text) or _FLOAT_INT_TEXT.match(text):
             return int(text.split(".")[0])
     return None
 
@@ -134,7 +135,7 @@ def sort_class_names(names: Sequence[str]) -> list[str]:
     ['2', '10', 'a', 'b']
     """
     def key(c: str):
-        return (0, int(c), "") if _INT_TEXT.match(c) else (1, 0, c)
+        return (0, int(c), "") if INTEGER_TEXT.match(c) else (1, 0, c)
 
     return sorted(names, key=key)
 
@@ -217,7 +218,7 @@ def encode_classes(values: Any, classes: Sequence[str], what: str, *, allow_miss
     """
     codes, uniques = codes_uniques if codes_uniques is not None else factorize(values)
     index = {c: i for i, c in enumerate(classes)}
-    numeric_names = any(_INT_TEXT.match(c) for c in classes)
+    numeric_names = any(INTEGER_TEXT.match(c) for c in classes)
     lut = np.empty(len(uniques) + 1, dtype=np.int64)
     lut[-1] = UNLABELED  # the missing sentinel -1 reads the last entry
     for j, value in enumerate(uniques):
@@ -237,7 +238,14 @@ def encode_classes(values: Any, classes: Sequence[str], what: str, *, allow_miss
     return lut[codes]
 
 
-def _first_duplicate(ids: np.ndarray) -> tuple[Any, int]:
+def first_duplicate(ids: np.ndarray) -> tuple[Any, int]:
+    """The first id that repeats an earlier one, and how many times it occurs.
+
+    Examples
+    --------
+    >>> first_duplicate(np.array([3, 1, 3, 2, 1, 3]))
+    (3, 3)
+    """
     import pandas as pd
 
     index = pd.Index(ids)
@@ -264,11 +272,11 @@ def as_item_ids(values: Any, n: int) -> np.ndarray:
     if ids.dtype.kind in "iu":
         ids = ids.astype(np.int64, copy=False)
         if n > 1 and not (ids[1:] > ids[:-1]).all() and not pd.Index(ids).is_unique:
-            dup, count = _first_duplicate(ids)
+            dup, count = first_duplicate(ids)
             raise DataError(f"item ids must be unique: {dup!r} appears {count} times")
         return ids
     if not pd.Index(ids).is_unique:
-        dup, count = _first_duplicate(ids)
+        dup, count = first_duplicate(ids)
         raise DataError(f"item ids must be unique: {dup!r} appears {count} times")
     return ids
 

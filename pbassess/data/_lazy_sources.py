@@ -14,7 +14,8 @@ from typing import Any
 
 from pbassess.errors import DataError
 
-__all__ = ["CsvSource", "ParquetSource", "TARGET_CHUNK_VALUES", "first_line", "is_hidden", "parquet_files"]
+__all__ = ["CsvSource", "ParquetSource", "TARGET_CHUNK_VALUES", "first_line", "is_hidden", "parquet_files",
+           "read_parquet_footer"]
 
 #: Values (rows x columns read) per chunk a reader aims at: 2**24 float64 = 128 MiB per column set.
 TARGET_CHUNK_VALUES: int = 1 << 24
@@ -81,7 +82,8 @@ def _merge_field(a: Any, b: Any) -> Any:
     return a.with_type(pa.string()) if ka == "text" else a
 
 
-def _read_footer(file: str) -> tuple[Any, Any]:
+def read_parquet_footer(file: str) -> tuple[Any, Any]:
+    """``(metadata, arrow schema)`` of a Parquet file; a damaged or empty file is a one-line DataError."""
     import pyarrow.parquet as pq
 
     try:
@@ -113,7 +115,7 @@ class ParquetSource:
         files = parquet_files(path)
         schema, chunks = None, []
         for index, file in enumerate(files):
-            meta, file_schema = _read_footer(file)
+            meta, file_schema = read_parquet_footer(file)
             if schema is None:
                 schema = file_schema
             else:
@@ -178,7 +180,7 @@ class ParquetSource:
         """Maximum of an integer column from the footers' statistics (None when unknown)."""
         best = None
         for file in self.files:
-            meta, file_schema = _read_footer(file)
+            meta, file_schema = read_parquet_footer(file)
             col = file_schema.get_field_index(column)
             if col < 0:
                 return None

@@ -227,9 +227,9 @@ def _check_eager(ds: Any, tolerance: float, top1_bound: bool) -> None:
     if ids.dtype.kind in "iu" and (ids.shape[0] < 2 or (ids[1:] > ids[:-1]).all()):
         return
     if not pd.Index(ids).is_unique:
-        from pbassess.data._encoding import _first_duplicate
+        from pbassess.data._encoding import first_duplicate
 
-        dup, count = _first_duplicate(ids)
+        dup, count = first_duplicate(ids)
         raise DataError(f"item ids must be unique: {dup!r} appears {count} times")
 
 

@@ -64,9 +64,9 @@ def _column_names(path: Path, layout: str) -> list[str]:
 
         with open(path, newline="") as fh:
             return next(csv.reader(fh), [])
-    from pbassess.data._lazy_sources import _read_footer, parquet_files
+    from pbassess.data._lazy_sources import parquet_files, read_parquet_footer
 
-    return list(_read_footer(parquet_files(path)[0])[1].names)
+    return list(read_parquet_footer(parquet_files(path)[0])[1].names)
 
 
 # ------------------------------------------------------------------ per-chunk readers (run in tasks)
@@ -200,14 +200,14 @@ def _is_numeric(field: Any) -> bool:
 
 def _top1_classes(source: Any, classes: Any, names: list[str], client: Any) -> tuple[tuple[str, ...], bool]:
     """Class names of a top-1 pool and whether the code columns hold class indices directly."""
-    from pbassess.data._encoding import _INT_TEXT, as_class_names, infer_classes
+    from pbassess.data._encoding import INTEGER_TEXT, as_class_names, infer_classes
 
     code_cols = [c for c in ("predicted", "label") if c in names]
     numeric = all(_is_numeric(source.schema.field(c)) for c in code_cols)
     if classes is not None:
         names_ = as_class_names(list(classes), None)
-        indices = all(_INT_TEXT.match(c) and int(c) == i for i, c in enumerate(names_))
-        return names_, numeric and (indices or not any(_INT_TEXT.match(c) for c in names_))
+        indices = all(INTEGER_TEXT.match(c) and int(c) == i for i, c in enumerate(names_))
+        return names_, numeric and (indices or not any(INTEGER_TEXT.match(c) for c in names_))
     import dask
 
     from pbassess.scale import compute
@@ -251,7 +251,7 @@ def _source_dataset(path: Path, layout: str, *, classes: Any, normalize: bool, n
             raise DataError(f"{path}: column {col!r} holds {source.schema.field(col).type} values, not numbers")
     data: dict[str, Any] = {}
     if form == "probs":
-        from pbassess.data._encoding import _INT_TEXT, as_class_names
+        from pbassess.data._encoding import INTEGER_TEXT, as_class_names
 
         class_names = as_class_names(list(classes) if classes is not None else [c[2:] for c in prob_cols], None)
         if len(class_names) != len(prob_cols):
@@ -260,8 +260,8 @@ def _source_dataset(path: Path, layout: str, *, classes: Any, normalize: bool, n
         data["probs"] = (("item", "class"), probs)
         data["predicted"] = ("item", probs.argmax(axis=1).astype(np.int64))
         data["confidence"] = ("item", probs.max(axis=1))
-        fast = all(_INT_TEXT.match(c) and int(c) == i for i, c in enumerate(class_names)) or not any(
-            _INT_TEXT.match(c) for c in class_names)
+        fast = all(INTEGER_TEXT.match(c) and int(c) == i for i, c in enumerate(class_names)) or not any(
+            INTEGER_TEXT.match(c) for c in class_names)
     else:
         class_names, fast = _top1_classes(source, classes, names, client)
         data["predicted"] = ("item", _stack(source, _read_codes, ("predicted", class_names, fast, "predicted", False),

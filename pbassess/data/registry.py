@@ -40,7 +40,8 @@ from pbassess.data.predictions import Predictions
 from pbassess.data.readers import read_predictions
 from pbassess.errors import DataError
 
-__all__ = ["ModelCard", "default_name", "list_models", "load_data", "model_card", "resolve_path", "zoo_dir"]
+__all__ = ["ModelCard", "default_name", "list_models", "load_data", "model_card", "registered_cards", "resolve_path",
+           "zoo_dir"]
 
 
 def zoo_dir() -> Path:
@@ -102,7 +103,14 @@ class ModelCard:
 
 
 @lru_cache(maxsize=1)
-def _cards() -> dict[str, ModelCard]:
+def registered_cards() -> dict[str, ModelCard]:
+    """Every card of the model zoo by name, read once (``registered_cards.cache_clear()`` re-reads the folder).
+
+    Examples
+    --------
+    >>> "digits-logreg" in registered_cards()
+    True
+    """
     cards: dict[str, ModelCard] = {}
     root = zoo_dir()
     for path in sorted(root.glob("*/card.json")):
@@ -137,7 +145,7 @@ def list_models() -> list[ModelCard]:
     >>> "cifar100-resnet110" in names and "svhn-resnet" in names
     True
     """
-    return sorted(_cards().values(), key=lambda c: (not c.default, not c.builtin, c.name))
+    return sorted(registered_cards().values(), key=lambda c: (not c.default, not c.builtin, c.name))
 
 
 def default_name() -> str:
@@ -148,7 +156,7 @@ def default_name() -> str:
     >>> default_name()
     'digits-logreg'
     """
-    for card in _cards().values():
+    for card in registered_cards().values():
         if card.default:
             return card.name
     raise DataError("no built-in default data set is registered in models/")
@@ -176,7 +184,7 @@ def model_card(name: str) -> ModelCard:
     ...
     pbassess.errors.DataError: unknown data set 'no-such-set' (registered: ...)
     """
-    cards = _cards()
+    cards = registered_cards()
     if name not in cards:
         raise DataError(f"unknown data set {name!r} (registered: {', '.join(sorted(cards))})")
     return cards[name]
@@ -247,12 +255,12 @@ def load_data(name: str | os.PathLike | None = None, **options: Any) -> Predicti
     if name is None:
         name = default_name()
     name_str = os.fspath(name)
-    if name_str not in _cards():
+    if name_str not in registered_cards():
         path = Path(name_str)
         if path.exists():
             return read_predictions(path, **options)
         raise DataError(f"{name_str!r} is neither a file nor a registered data set "
-                        f"(registered: {', '.join(sorted(_cards()))})")
+                        f"(registered: {', '.join(sorted(registered_cards()))})")
     card = model_card(name_str)
     if card.format == "acs-employment-parquet":  # three Parquet files joined on id (SURFACE)
         from pbassess.data.acs import load_acs_employment

@@ -43,11 +43,11 @@ from pbassess.counting import cell_counts as core_counts
 from pbassess.errors import ConfigError
 from pbassess.estimation.eb import (
     ConfidencePrior,
-    _logit_conf,
-    _normal_draws,
+    bounded_normal_draws,
     fit_confidence_prior,
     laplace_covariance,
     laplace_draws,
+    logit_confidence,
 )
 from pbassess.estimation.regional import fit_regional_prior
 from pbassess.stats.sampling import as_generator
@@ -468,12 +468,12 @@ def bayes_estimate_batch(cells: CellCounts, n: Any, correct: Any, *, ci_prob: fl
     total = CHAINS * draws_per_chain(draws)
     fit = fit_confidence_prior(n_arr, k_arr, cells.mean_conf)
     mode = np.stack([fit.offset, fit.slope, np.log(fit.strength)], axis=-1)
-    x = np.broadcast_to(_logit_conf(cells.mean_conf), n_arr.shape)
+    x = np.broadcast_to(logit_confidence(cells.mean_conf), n_arr.shape)
     factor = np.linalg.cholesky(laplace_covariance(mode, n_arr.astype(float), k_arr.astype(float), x))
     mean = np.empty((rows, cells.n_regions))
     ci = np.empty((rows, cells.n_regions, 2))
     for b in range(rows):
-        z = _normal_draws(mode[b], factor[b], total, rngs[b])
+        z = bounded_normal_draws(mode[b], factor[b], total, rngs[b])
         a0, b0 = ConfidencePrior(z[:, 0], z[:, 1], np.exp(z[:, 2])).beta_params(cells.mean_conf)
         row = CellCounts(region=cells.region, n_pool=cells.n_pool, n=n_arr[b], correct=k_arr[b],
                          mean_conf=cells.mean_conf, n_regions=cells.n_regions)

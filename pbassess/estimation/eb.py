@@ -38,18 +38,32 @@ from pbassess.pymc_models.estimation import (
 )
 from pbassess.stats.betabinom import beta_binomial_log_marginal, beta_binomial_log_marginal_grad
 
-__all__ = ["HYPERPRIOR", "ConfidencePrior", "fit_confidence_prior", "laplace_covariance", "laplace_draws",
-           "marginal_log_likelihood"]
+__all__ = ["HYPERPRIOR", "ConfidencePrior", "bounded_normal_draws", "fit_confidence_prior", "hyperparameter_bounds",
+           "laplace_covariance", "laplace_draws", "logit_confidence", "marginal_log_likelihood"]
 
 
 _CLIP = 1e-4
 
 
-def _BOUNDS(max_strength: float) -> list[tuple[float, float]]:  # noqa: N802 - a constant with a parameter
+def hyperparameter_bounds(max_strength: float) -> list[tuple[float, float]]:
+    """The (low, high) bounds of the fitted (offset, slope, log strength), strength at most ``max_strength``.
+
+    Examples
+    --------
+    >>> [(float(lo), round(float(hi), 4)) for lo, hi in hyperparameter_bounds(1e5)][:2]
+    [(-10.0, 10.0), (-5.0, 10.0)]
+    """
     return [(-10.0, 10.0), (-5.0, 10.0), (np.log(0.05), np.log(max_strength))]
 
 
-def _logit_conf(mean_conf: Any) -> np.ndarray:
+def logit_confidence(mean_conf: Any) -> np.ndarray:
+    """The logit of the mean confidence, clipped to [1e-4, 1 - 1e-4] first (the prior's covariate).
+
+    Examples
+    --------
+    >>> logit_confidence([0.5, 0.9, 1.0]).round(4).tolist()
+    [0.0, 2.1972, 9.2102]
+    """
     c = np.clip(np.asarray(mean_conf, dtype=float), _CLIP, 1 - _CLIP)
     return np.log(c) - np.log1p(-c)
 
@@ -79,7 +93,7 @@ class ConfidencePrior:
 
     def prior_mean(self, mean_conf: Any) -> np.ndarray:
         """mu_r = sigmoid(offset + slope * logit c_r), broadcasting a batch axis in front."""
-        x = _logit_conf(mean_conf)
+        x = logit_confidence(mean_conf)
         off = np.asarray(self.offset, dtype=float)[..., None]
         slope = np.asarray(self.slope, dtype=float)[..., None]
         return np.clip(special.expit(off + slope * x), 1e-9, 1 - 1e-9)
@@ -107,7 +121,7 @@ def marginal_log_likelihood(params: Any, n: Any, k: Any, mean_conf: Any) -> np.n
     True
     """
     value, _ = _value_and_grad(np.asarray(params, dtype=float), np.asarray(n, dtype=float),
-                               np.asarray(k, dtype=float), _logit_conf(mean_conf), with_prior=False)
+                               np.asarray(k, dtype=float), logit_confidence(mean_conf), with_prior=False)
     return value
 
 
@@ -168,7 +182,7 @@ def fit_confidence_prior(n: Any, correct: Any, mean_conf: Any, *, start: Any = N
         raise ConfigError(f"counts of items {n_arr.shape} and of correct items {k_arr.shape} differ in shape")
     if (k_arr < 0).any() or (k_arr > n_arr).any():
         raise ConfigError("each region needs 0 <= correct <= n")
-    x = np.broadcast_to(_logit_conf(mean_conf), n_arr.shape)
+    x = np.broadcast_to(logit_confidence(mean_conf), n_arr.shape)
     batch = n_arr.shape[:-1]
     size = int(np.prod(batch)) if batch else 1
     n2, k2, x2 = n_arr.reshape(size, -1), k_arr.reshape(size, -1), x.reshape(size, -1)
@@ -177,7 +191,7 @@ def fit_confidence_prior(n: Any, correct: Any, mean_conf: Any, *, start: Any = N
     else:
         p0 = np.broadcast_to(np.asarray(start, dtype=float), (*batch, 3)).reshape(size, 3).copy()
 
-    lows, highs = np.array(_BOUNDS(max_strength)).T
+    lows, highs = np.array(hyperparameter_bounds(max_strength)).T
     res_x = _newton_maximise(np.clip(p0, lows, highs), n2, k2, x2, lows, highs)
     p = res_x.reshape(*batch, 3) if batch else res_x[0]
     return ConfidencePrior(offset=p[..., 0], slope=p[..., 1], strength=np.exp(p[..., 2]))
@@ -284,19 +298,28 @@ def laplace_draws(fit: ConfidencePrior, n: Any, correct: Any, mean_conf: Any, dr
     size = mode.shape[0]
     n_arr = np.broadcast_to(np.asarray(n, dtype=float), (size, np.shape(n)[-1]))
     k_arr = np.broadcast_to(np.asarray(correct, dtype=float), n_arr.shape)
-    x = np.broadcast_to(_logit_conf(mean_conf), n_arr.shape)
+    x = np.broadcast_to(logit_confidence(mean_conf), n_arr.shape)
     factor = np.linalg.cholesky(laplace_covariance(mode, n_arr, k_arr, x))
     rng = as_generator(seed)
-    z = np.stack([_normal_draws(mode[b], factor[b], int(draws), rng, max_strength) for b in range(size)])
+    z = np.stack([bounded_normal_draws(mode[b], factor[b], int(draws), rng, max_strength) for b in range(size)])
     if not batched:
         z = z[0]
     return ConfidencePrior(offset=z[..., 0], slope=z[..., 1], strength=np.exp(z[..., 2]))
 
 
-def _normal_draws(mode: np.ndarray, factor: np.ndarray, draws: int, rng: np.random.Generator,
-                  max_strength: float = 1e5) -> np.ndarray:
-    """(draws, 3) draws of Normal(mode, factor factor^T) within the bounds (the stream of ``multivariate_normal``)."""
-    lows, highs = np.array(_BOUNDS(max_strength)).T
+def bounded_normal_draws(mode: np.ndarray, factor: np.ndarray, draws: int, rng: np.random.Generator,
+                         max_strength: float = 1e5) -> np.ndarray:
+    """(draws, 3) draws of Normal(mode, factor factor^T) within the bounds (the stream of ``multivariate_normal``).
+
+    The draws are clipped to :func:`hyperparameter_bounds`.
+
+    Examples
+    --------
+    >>> z = bounded_normal_draws(np.zeros(3), np.eye(3), 4, np.random.default_rng(0))
+    >>> z.shape, bool((np.abs(z) <= 10).all())
+    ((4, 3), True)
+    """
+    lows, highs = np.array(hyperparameter_bounds(max_strength)).T
     return np.clip(mode + rng.standard_normal((draws, 3)) @ factor.T, lows, highs)
 
 

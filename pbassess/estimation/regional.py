@@ -43,7 +43,12 @@ import numpy as np
 from scipy import special
 
 from pbassess.counting import cell_counts
-from pbassess.estimation.eb import _BOUNDS, HYPERPRIOR, _logit_conf, fit_confidence_prior
+from pbassess.estimation.eb import (
+    HYPERPRIOR,
+    fit_confidence_prior,
+    hyperparameter_bounds,
+    logit_confidence,
+)
 from pbassess.pymc_models.estimation import (
     SIGMA_PRIOR_SCALE,  # scale of sigma's HalfNormal prior (one copy)
 )
@@ -76,7 +81,7 @@ class RegionalPrior:
 
     def beta_params(self, mean_conf: Any, region: Any) -> tuple[np.ndarray, np.ndarray]:
         """Prior Beta(alpha_c, beta_c) of every cell under every draw: arrays (S, C)."""
-        x = _logit_conf(mean_conf)
+        x = logit_confidence(mean_conf)
         reg = np.asarray(region)
         eta = self.offset[:, None] + self.region_offset[:, reg] + self.slope[:, None] * x
         mu = np.clip(special.expit(eta), 1e-9, 1 - 1e-9)
@@ -279,9 +284,9 @@ def fit_regional_prior(n: Any, correct: Any, mean_conf: Any, region: Any, n_regi
     n_arr = np.asarray(n, dtype=float)
     k_arr = np.asarray(correct, dtype=float)
     reg = np.asarray(region, dtype=np.int64)
-    data = _Cells(n_arr, k_arr, _logit_conf(mean_conf), reg, int(n_regions))
+    data = _Cells(n_arr, k_arr, logit_confidence(mean_conf), reg, int(n_regions))
     shared = fit_confidence_prior(n_arr, k_arr, mean_conf, max_strength=max_strength)
-    low3, high3 = np.array(_BOUNDS(max_strength)).T
+    low3, high3 = np.array(hyperparameter_bounds(max_strength)).T
     lows = np.concatenate([low3, np.full(n_regions, -10.0)])
     highs = np.concatenate([high3, np.full(n_regions, 10.0)])
     phi = np.concatenate([[float(shared.offset), float(shared.slope), float(np.log(shared.strength))],

@@ -42,9 +42,9 @@ def zoo(tmp_path, monkeypatch):
     monkeypatch.setenv("PBASSESS_MODELS_DIR", str(root))
     monkeypatch.setenv("PBASSESS_DATA_DIR", str(mirror))
     monkeypatch.setenv("PBASSESS_CACHE_DIR", str(cache))
-    registry._cards.cache_clear()
+    registry.registered_cards.cache_clear()
     yield {"root": root, "mirror": mirror, "cache": cache, "remote": remote}
-    registry._cards.cache_clear()
+    registry.registered_cards.cache_clear()
 
 
 def _card(root: Path, name: str, fields: dict) -> None:
@@ -85,7 +85,7 @@ def test_a_zoo_without_default_says_so(zoo):
     card = json.loads(card_path.read_text())
     card["default"] = False
     card_path.write_text(json.dumps(card))
-    registry._cards.cache_clear()
+    registry.registered_cards.cache_clear()
     with pytest.raises(DataError, match="no built-in default"):
         registry.default_name()
 
@@ -93,7 +93,7 @@ def test_a_zoo_without_default_says_so(zoo):
 def test_an_invalid_card_is_reported_with_its_path(zoo):
     (zoo["root"] / "broken").mkdir()
     (zoo["root"] / "broken" / "card.json").write_text("{not json")
-    registry._cards.cache_clear()
+    registry.registered_cards.cache_clear()
     with pytest.raises(DataError, match=r"broken.card\.json: invalid JSON"):
         registry.list_models()
 
@@ -200,7 +200,7 @@ def test_a_missing_builtin_file_is_reported(zoo):
 def test_the_builtin_default_works_without_mirror_or_network(monkeypatch, tmp_path):
     monkeypatch.delenv("PBASSESS_DATA_DIR", raising=False)
     monkeypatch.setenv("PBASSESS_CACHE_DIR", str(tmp_path / "empty-cache"))
-    registry._cards.cache_clear()
+    registry.registered_cards.cache_clear()
     p = registry.load_data()
     assert p.name == "digits-logreg" and p.n_items == 899
     assert registry.load_data("digits-shift").n_items == 5_894
@@ -208,7 +208,7 @@ def test_the_builtin_default_works_without_mirror_or_network(monkeypatch, tmp_pa
 
 
 def test_every_real_card_is_complete():
-    registry._cards.cache_clear()
+    registry.registered_cards.cache_clear()
     cards = registry.list_models()
     assert cards[0].name == "digits-logreg" and "digits-shift" in {c.name for c in cards if c.builtin}
     assert all(c.builtin for c in cards[:2])  # the default first, then the other built-in sets
@@ -239,7 +239,7 @@ def test_every_real_card_has_a_human_card_agreeing_with_it():
 
 
 def test_mirrored_real_files_match_their_checksums(shared_data_dir):
-    registry._cards.cache_clear()
+    registry.registered_cards.cache_clear()
     for card in registry.list_models():
         if not card.builtin:
             path = registry.resolve_path(card.name, download=False, verify=True)

@@ -6,7 +6,7 @@ from scipy import special
 
 from pbassess.estimation import bayes_estimate, cell_counts
 from pbassess.estimation.bayes import confidence_prior_model
-from pbassess.estimation.eb import _logit_conf
+from pbassess.estimation.eb import logit_confidence
 from pbassess.estimation.regional import (
     _ArrowPrecision,
     _Cells,
@@ -41,7 +41,7 @@ def test_exact_hessian_equals_differences_of_the_gradient():
     region = np.repeat(np.arange(3), 8)
     n = rng.integers(0, 30, c.size).astype(float)
     k = rng.binomial(n.astype(int), c).astype(float)
-    data = _Cells(n, k, _logit_conf(c), region, 3)
+    data = _Cells(n, k, logit_confidence(c), region, 3)
     for _ in range(5):
         phi = np.concatenate([rng.normal(0, 1, 2), [rng.uniform(0, 7)], rng.normal(0, 0.5, 3)])
         exact = _hessian(phi, 0.6, data)
@@ -58,7 +58,7 @@ def test_arrow_precision_solves_and_draws_as_the_dense_matrix():
     region = rng.integers(0, regions, 200)
     n = rng.integers(0, 6, 200).astype(float)
     k = rng.binomial(n.astype(int), c).astype(float)
-    data = _Cells(n, k, _logit_conf(c), region, regions)
+    data = _Cells(n, k, logit_confidence(c), region, regions)
     phi = np.concatenate([[0.2, 0.9, 3.0], rng.normal(0, 0.3, regions)])
     precision = -_hessian(phi, 0.5, data)
     assert np.linalg.eigvalsh(precision).min() > 0              # a concave point: no flooring involved
@@ -108,7 +108,7 @@ def test_unlabeled_region_keeps_the_shared_map_with_the_spread_as_uncertainty():
     c = np.tile(np.linspace(0.6, 0.95, 10), 3)
     region = np.repeat(np.arange(3), 10)
     n = np.where(region == 2, 0, 40)
-    theta = special.expit(np.where(region == 1, -1.0, 0.0) + _logit_conf(c))
+    theta = special.expit(np.where(region == 1, -1.0, 0.0) + logit_confidence(c))
     k = rng.binomial(n, theta)
     prior = fit_regional_prior(n, k, c, region, 3, draws=4000, seed=0)
     # no labels: region 2's offset is drawn from Normal(0, sigma), sigma as learned from regions 0 and 1
