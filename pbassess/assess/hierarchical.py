@@ -38,7 +38,7 @@ from pbassess.pymc_models.hierarchical import (
     MAX_SYNTHETIC_ITEMS,
     HierarchicalAccuracySpec,
     HierarchicalCalibrationSpec,
-    _cell_names,
+    cell_names,
     observations_from_counts,
 )
 from pbassess.results.hierarchical import (
@@ -129,7 +129,7 @@ def fit_accuracy_counts(
     ci_prob = check_ci_prob(ci_prob)
     observations = counts.observations
     if observations is None and int(counts.n.sum()) <= MAX_SYNTHETIC_ITEMS:
-        observations = observations_from_counts(counts.n, counts.k, _cell_names(counts.environments, counts.classes))
+        observations = observations_from_counts(counts.n, counts.k, cell_names(counts.environments, counts.classes))
     spec = HierarchicalAccuracySpec(
         counts.n, counts.k, environments=counts.environments, classes=counts.classes, pooling=pooling, kind=kind,
         prior=prior, prior_mean=counts.mean_confidence, pseudocount=pseudocount, parameterization=parameterization,

@@ -27,7 +27,7 @@ import xarray as xr
 from pbassess.errors import ConfigError
 from pbassess.inference.spec import Spec
 
-__all__ = ["DEFAULT_SAMPLE_KWARGS", "BetaBernoulliSpec", "GroupComparisonSpec", "asinh_logit_beta_log_density",
+__all__ = ["DEFAULT_SAMPLE_KWARGS", "BetaBernoulliSpec", "GroupComparisonSpec", "clipped_logit", "asinh_logit_beta_log_density",
            "beta_binomial_model",
            "beta_log_density", "beta_variable", "sample_posterior"]
 
@@ -209,8 +209,14 @@ def sample_posterior(model, *, seed: Any = None, sample_kwargs: Mapping[str, Any
 
 
 # ---------------------------------------------------------------------------- the spec
-def _clipped_logit(theta: np.ndarray) -> np.ndarray:
-    """logit(theta), finite where a draw rounded to exactly 0 or 1."""
+def clipped_logit(theta: np.ndarray) -> np.ndarray:
+    """logit(theta), finite where a draw rounded to exactly 0 or 1.
+
+    Examples
+    --------
+    >>> clipped_logit(np.array([0.5, 0.0, 1.0])).round(1).tolist()
+    [0.0, -708.4, 36.7]
+    """
     t = np.clip(np.asarray(theta, dtype=float), np.finfo(float).tiny, np.nextafter(1.0, 0.0))
     return np.log(t) - np.log1p(-t)
 
@@ -226,7 +232,7 @@ def beta_log_density(theta: np.ndarray, alpha: np.ndarray, beta: np.ndarray) -> 
     """
     from scipy import special
 
-    logit = _clipped_logit(theta)
+    logit = clipped_logit(theta)
     log_t, log_1mt = -np.logaddexp(0.0, -logit), -np.logaddexp(0.0, logit)
     return ((alpha - 1) * log_t + (beta - 1) * log_1mt
             - (special.gammaln(alpha) + special.gammaln(beta) - special.gammaln(alpha + beta)))
@@ -383,7 +389,7 @@ class BetaBernoulliSpec(Spec):
         theta = np.asarray(draws[self.var_name], dtype=float)
         out = {self.var_name: ((self.dim,), theta)}
         if self.user_prior is None:
-            out[f"{self.var_name}_asinh_logit"] = ((self.dim,), np.arcsinh(_clipped_logit(theta)))
+            out[f"{self.var_name}_asinh_logit"] = ((self.dim,), np.arcsinh(clipped_logit(theta)))
             return out
         dims = self.model().named_vars_to_dims
         for name, values in draws.items():

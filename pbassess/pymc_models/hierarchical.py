@@ -46,6 +46,7 @@ from pbassess.errors import ConfigError, DataError
 from pbassess.inference.spec import Observations, Spec
 
 __all__ = [
+    "cell_names",
     "CENTERING_THRESHOLD",
     "HIERARCHICAL_NUTS_DEFAULTS",
     "KINDS",
@@ -220,7 +221,14 @@ def _observe(theta, n: np.ndarray, k: np.ndarray, cell_names: list[str]) -> None
     pm.Binomial("k", n=n.ravel()[labeled], p=theta.ravel()[labeled], observed=k.ravel()[labeled], dims="cell")
 
 
-def _cell_names(environments: Sequence[str], columns: Sequence[str] | None) -> list[str]:
+def cell_names(environments: Sequence[str], columns: Sequence[str] | None) -> list[str]:
+    """The names of the (environment, column) cells, row by row: ``"env"`` or ``"env|column"``.
+
+    Examples
+    --------
+    >>> cell_names(["a", "b"], None), cell_names(["a"], ["0", "1"])
+    (['a', 'b'], ['a|0', 'a|1'])
+    """
     if columns is None:
         return [str(e) for e in environments]
     return [f"{e}|{c}" for e in environments for c in columns]
@@ -344,7 +352,7 @@ def accuracy_model(
     pc = float(pseudocount)
     if not pc > 0:
         raise ConfigError(f"the pseudocount must be positive, got {pseudocount}")
-    names = _cell_names(envs, cls)
+    names = cell_names(envs, cls)
 
     with pm.Model(coords=coords) as model:
         if pooling in ("independent", "pooled"):
@@ -437,7 +445,7 @@ def calibration_model(
     score = np.nan_to_num(raw_score, nan=0.0)
     envs = [str(e) for e in counts.environments]
     dims = ("environment", "bin")
-    names = _cell_names(envs, bins)
+    names = cell_names(envs, bins)
     with pm.Model(coords={"environment": envs, "bin": bins}) as model:
         if prior == "informed":
             items = n_items[:, used]
@@ -600,7 +608,7 @@ class HierarchicalAccuracySpec(Spec):
         self._model = None
         model = self.model()  # validates the options, and names the variables and their dims
         self.dims: tuple[str, ...] = ("environment",) if self.classes is None else ("environment", "class")
-        self.cell_names = _cell_names(self.environments, self.classes)
+        self.cell_names = cell_names(self.environments, self.classes)
         self.coords = {name: list(values) for name, values in model.coords.items() if name != "cell"}
         var_dims = model.named_vars_to_dims
         self.reported = {"accuracy": self.dims}
@@ -817,7 +825,7 @@ class HierarchicalCalibrationSpec(BernoulliCellsSpec):
         self.edges = None if getattr(counts, "edges", None) is None else np.asarray(counts.edges, dtype=float)
         self.environments = [str(e) for e in counts.environments]
         self.bins = [str(b) for b, u in zip(counts.bins, used, strict=True) if u]
-        self.cell_names = _cell_names(self.environments, self.bins)
+        self.cell_names = cell_names(self.environments, self.bins)
         if observations is not None:
             env, b = np.divmod(observations.cell, used.size)
             if observations.size and (int(env.max()) >= len(self.environments) or not used[b].all()):

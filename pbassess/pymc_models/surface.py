@@ -84,9 +84,9 @@ from pbassess.counting import cell_counts
 from pbassess.errors import ConfigError
 from pbassess.inference.spec import Observations, Spec
 from pbassess.pymc_models.accuracy import (
-    _clipped_logit,
     asinh_logit_beta_log_density,
     beta_variable,
+    clipped_logit,
 )
 from pbassess.stats.sampling import as_generator
 
@@ -1234,7 +1234,7 @@ class CPredictorSpec(ArmSpec):
         p = np.asarray(draws["global_accuracy"], dtype=float)
         return {"accuracy": (("arm",), np.repeat(p[..., None], self.arms.n_arms, axis=-1)),
                 "global_accuracy": ((), p),
-                "global_accuracy_asinh_logit": ((), np.arcsinh(_clipped_logit(p)))}
+                "global_accuracy_asinh_logit": ((), np.arcsinh(clipped_logit(p)))}
 
     def log_prior(self, draws):
         z = np.asarray(draws["global_accuracy_asinh_logit"], dtype=float)
@@ -1292,7 +1292,7 @@ class BetaISpec(ArmSpec):
 
     def complete(self, draws):
         theta = np.asarray(draws["accuracy"], dtype=float)
-        return {"accuracy": (("arm",), theta), "accuracy_asinh_logit": (("arm",), np.arcsinh(_clipped_logit(theta)))}
+        return {"accuracy": (("arm",), theta), "accuracy_asinh_logit": (("arm",), np.arcsinh(clipped_logit(theta)))}
 
     def log_prior(self, draws):
         z = np.asarray(draws["accuracy_asinh_logit"], dtype=float)
