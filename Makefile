@@ -23,8 +23,11 @@ setup: $(VENV)/.installed
 demo: setup
 	$(VENV)/bin/pbassess demo --out reports/demo
 
+# One pytest worker per core (pytest-xdist), a test file per worker at a time, so that a module's
+# fixtures (the contract test's memoised fits) are built once: on 2 cores the suite runs in about
+# half the time of one process, which left the second core idle outside NUTS.
 test: setup browser
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto --dist loadfile
 
 # The labeling app's browser tests drive Debian's chromium with Playwright (Playwright's own browser
 # downloads are not used): install the package when it is missing (needs root or sudo).
