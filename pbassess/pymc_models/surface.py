@@ -1472,8 +1472,8 @@ class SurfaceModelSpec(ArmSpec):
 
     def complete(self, draws):
         out: dict[str, tuple[tuple[str, ...], np.ndarray]] = {}
-        if getattr(self, "anchored", False) and "mu" not in draws and "calibration_deviation" in draws:
-            draws = {**draws, **self._deterministics(draws)}
+        if any(n not in draws for n in self.deterministics) and all(n in draws for n in self.free):
+            draws = {**self._deterministics(draws), **draws}  # NUTS kept the free variables only
         for name in self.free + self.deterministics:
             if name in draws:
                 value = np.asarray(draws[name])
