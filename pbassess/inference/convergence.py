@@ -8,15 +8,19 @@ over an accuracy surface's 2,554 arms took 30 s, longer than its NUTS run. Here 
 normal scores and autocovariances (FFT) are computed for every element in one call, and
 Geyer's initial monotone sequence, a short sequential loop per element, runs compiled by numba.
 
-The arrays are ``(elements, chains, draws)``.
+The arrays are ``(elements, chains, draws)``. :func:`rank_diagnostics` computes all three at once,
+sharing the split chains' normal scores between R-hat and bulk ESS, on blocks of elements run on
+one thread per core (NumPy's sorts, SciPy's FFTs and the compiled loop release the GIL).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["ess_bulk", "ess_tail", "rhat_rank"]
+__all__ = ["ess_bulk", "ess_tail", "rank_diagnostics", "rhat_rank"]
 
+#: Elements per block of :func:`rank_diagnostics` (each block is one task of the thread pool).
+BLOCK_ELEMENTS: int = 256
 
 
 def _tail_prob() -> tuple[float, float]:
@@ -70,10 +74,15 @@ def _over_valid(x: np.ndarray, min_chains: int, statistic) -> np.ndarray:
     return out
 
 
+def _folded_rhat(split: np.ndarray) -> np.ndarray:
+    """R-hat of the normal scores of the split chains' distances from their pooled median (the tails)."""
+    folded = np.abs(split - np.median(split.reshape(split.shape[0], -1), axis=1)[:, None, None])
+    return _rhat(_z_scale(folded))
+
+
 def _rhat_rank_valid(x: np.ndarray) -> np.ndarray:
     split = _split(x)
-    folded = np.abs(split - np.median(split.reshape(split.shape[0], -1), axis=1)[:, None, None])
-    return np.maximum(_rhat(_z_scale(split)), _rhat(_z_scale(folded)))
+    return np.maximum(_rhat(_z_scale(split)), _folded_rhat(split))
 
 
 def _ess_tail_valid(x: np.ndarray, prob: tuple[float, float]) -> np.ndarray:
@@ -120,7 +129,7 @@ def _geyer_kernel():
     """The compiled per-element loop (built on first use, cached on disk)."""
     import numba as nb
 
-    @nb.njit(cache=True)
+    @nb.njit(cache=True, nogil=True)
     def geyer(mean_acov: np.ndarray, mean_var: np.ndarray, var_plus: np.ndarray, size: float) -> np.ndarray:
         n_elem, n_draw = mean_acov.shape
         out = np.empty(n_elem)
@@ -230,3 +239,75 @@ def ess_tail(x: np.ndarray, prob: tuple[float, float] | None = None) -> np.ndarr
     """
     quantiles = tuple(prob) if prob is not None else _tail_prob()
     return _over_valid(x, 1, lambda y: _ess_tail_valid(y, quantiles))
+
+
+def _rank_block(x: np.ndarray, quantiles: tuple[float, float]) -> np.ndarray:
+    """R-hat, bulk ESS and tail ESS (rows) of the elements of one block, NaN where not valid."""
+    out = np.full((3, x.shape[0]), np.nan)
+    ok = _valid(x, 1)
+    if not ok.any():
+        return out
+    y = x[ok]
+    split = _split(y)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        bulk = _z_scale(split)
+        if y.shape[1] >= 2:
+            out[0, ok] = np.maximum(_rhat(bulk), _folded_rhat(split))
+        out[1, ok] = _ess(bulk)
+        out[2, ok] = _ess_tail_valid(y, quantiles)
+    return out
+
+
+def rank_diagnostics(x: np.ndarray, prob: tuple[float, float] | None = None,
+                     workers: int | None = None) -> dict[str, np.ndarray]:
+    """:func:`rhat_rank`, :func:`ess_bulk` and :func:`ess_tail` of each element, computed together.
+
+    The split chains' normal scores are computed once for the bulk R-hat and the bulk ESS, and
+    blocks of :data:`BLOCK_ELEMENTS` elements run on ``workers`` threads. The values equal the
+    three functions' (tested).
+
+    Parameters
+    ----------
+    x : numpy.ndarray, shape (elements, chains, draws)
+    prob : (float, float), optional
+        The tail ESS quantiles (default as :func:`ess_tail`).
+    workers : int, optional
+        Threads (default: the usable cores, at most 4; 1 runs in this thread).
+
+    Returns
+    -------
+    dict
+        ``rhat``, ``ess_bulk`` and ``ess_tail``, each of shape (elements,); R-hat is NaN with
+        one chain.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(3)
+    >>> x = rng.normal(size=(600, 4, 200))
+    >>> d = rank_diagnostics(x)
+    >>> bool(np.allclose(d["rhat"], rhat_rank(x)) and np.allclose(d["ess_tail"], ess_tail(x)))
+    True
+    """
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    global _GEYER
+    x = np.asarray(x, float)
+    quantiles = tuple(prob) if prob is not None else _tail_prob()
+    if workers is None:
+        cores = os.process_cpu_count() if hasattr(os, "process_cpu_count") else os.cpu_count()
+        workers = max(1, min(4, cores or 1))
+    starts = range(0, x.shape[0], BLOCK_ELEMENTS)
+    if _GEYER is None:  # compile (or load) the loop once, before any thread needs it
+        _GEYER = _geyer_kernel()
+
+    def block(start: int) -> np.ndarray:
+        return _rank_block(x[start:start + BLOCK_ELEMENTS], quantiles)
+
+    if workers <= 1 or len(starts) <= 1:
+        parts = [block(s) for s in starts]
+    else:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            parts = list(pool.map(block, starts))
+    values = np.concatenate(parts, axis=1) if parts else np.full((3, 0), np.nan)
+    return {"rhat": values[0], "ess_bulk": values[1], "ess_tail": values[2]}

@@ -54,19 +54,34 @@ def summary_quantities(posterior: xr.Dataset, var_names: Sequence[str]) -> xr.Da
     return xr.Dataset(out)
 
 
-def _per_element(ds: xr.Dataset, statistic) -> xr.Dataset:
-    """``statistic`` ((elements, chains, draws) -> (elements,), :mod:`pbassess.inference.convergence`) of
-    every element of every variable, as ``arviz_stats.ess`` / ``rhat`` return it (one value per element)."""
-    out = {}
+def _per_element(ds: xr.Dataset, statistic) -> dict[str, xr.Dataset]:
+    """``statistic`` ((elements, chains, draws) -> {key: (elements,)}, such as
+    :func:`pbassess.inference.convergence.rank_diagnostics`) of every element of every variable, one
+    dataset per key, as ``arviz_stats.ess`` / ``rhat`` return it (one value per element).
+
+    All variables' elements go to ``statistic`` in one array (they have the same chains and draws),
+    so its thread pool sees every element at once.
+    """
+    arrays, layout = [], []
     for name, da in ds.data_vars.items():
         da = da.astype(float)
         if "chain" not in da.dims:
             da = da.expand_dims("chain")
         rest = [d for d in da.dims if d not in ("chain", "draw")]
         arr = da.transpose(*rest, "chain", "draw").to_numpy()
-        values = statistic(arr.reshape(-1, *arr.shape[-2:])).reshape(arr.shape[:-2])
-        out[name] = xr.DataArray(values, dims=rest, coords={d: da.coords[d] for d in rest if d in da.coords})
-    return xr.Dataset(out)
+        arrays.append(arr.reshape(-1, *arr.shape[-2:]))
+        layout.append((name, rest, arr.shape[:-2], {d: da.coords[d] for d in rest if d in da.coords}))
+    if not arrays:
+        return {}
+    values = statistic(np.concatenate(arrays))
+    out: dict[str, dict[str, xr.DataArray]] = {key: {} for key in values}
+    start = 0
+    for name, rest, shape, coords in layout:
+        size = int(np.prod(shape, dtype=np.int64))
+        for key, v in values.items():
+            out[key][name] = xr.DataArray(v[start:start + size].reshape(shape), dims=rest, coords=coords)
+        start += size
+    return {key: xr.Dataset(v) for key, v in out.items()}
 
 
 def _finite_extreme(ds: xr.Dataset, reduce) -> float | None:
@@ -127,11 +142,12 @@ def diagnostics(
             divergences = int(stats["diverging"].sum())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ess_bulk = _per_element(reported, convergence.ess_bulk) if names else xr.Dataset()
-        ess_tail = _per_element(reported, convergence.ess_tail) if names else xr.Dataset()
+        every = _per_element(reported, convergence.rank_diagnostics) if names else {}
+        ess_bulk, ess_tail = every.get("ess_bulk", xr.Dataset()), every.get("ess_tail", xr.Dataset())
         if chains >= 2 and names:
-            rhat = _per_element(summary_quantities(reported, names), convergence.rhat_rank)
-            rhat_all = _per_element(reported, convergence.rhat_rank)
+            rhat = _per_element(summary_quantities(reported, names),
+                                lambda x: {"rhat": convergence.rhat_rank(x)})["rhat"]
+            rhat_all = every["rhat"]
         else:
             rhat = rhat_all = xr.Dataset()
     out: dict[str, Any] = {

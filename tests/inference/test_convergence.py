@@ -48,3 +48,24 @@ def test_constant_and_non_finite_elements_as_arviz():
     assert np.isnan(ours[2]) and np.isnan(theirs[2])
     np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-8)
     assert np.isnan(rhat_rank(x[:, :1])).all()  # one chain: no R-hat
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_rank_diagnostics_equal_the_three_functions(workers, monkeypatch):
+    """Shared normal scores and blocks on threads change nothing: block edges, constant, non-finite, one chain."""
+    import pbassess.inference.convergence as conv
+
+    monkeypatch.setattr(conv, "BLOCK_ELEMENTS", 4)  # several blocks, and edges inside the special elements
+    x = np.concatenate([_chains(s) for s in range(3)])  # 18 elements
+    x[5] = 2.0
+    x[9, 2, 11] = np.inf
+    got = conv.rank_diagnostics(x, workers=workers)
+    np.testing.assert_allclose(got["rhat"], rhat_rank(x), rtol=1e-12, equal_nan=True)
+    np.testing.assert_allclose(got["ess_bulk"], ess_bulk(x), rtol=1e-12, equal_nan=True)
+    np.testing.assert_allclose(got["ess_tail"], ess_tail(x), rtol=1e-12, equal_nan=True)
+    assert np.isnan(got["rhat"][9]) and np.isnan(got["ess_bulk"][9])
+    one = conv.rank_diagnostics(x[:, :1], workers=workers)
+    assert np.isnan(one["rhat"]).all()
+    np.testing.assert_allclose(one["ess_bulk"], ess_bulk(x[:, :1]), rtol=1e-12, equal_nan=True)
+    assert {k: v.shape for k, v in conv.rank_diagnostics(x[:0], workers=workers).items()} == {
+        "rhat": (0,), "ess_bulk": (0,), "ess_tail": (0,)}
