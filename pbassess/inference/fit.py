@@ -193,6 +193,7 @@ def fit(
     sample_kwargs: Mapping[str, Any] | None = None,
     sampler: Callable[..., xr.DataTree] | None = None,
     prior_groups: bool = True,
+    defer_prior: bool | None = None,
 ) -> Fit:
     """Fit ``spec`` by its exact conjugate posterior or by NUTS, into the one DataTree contract.
 
@@ -221,6 +222,12 @@ def fit(
     prior_groups : bool
         Add ``prior`` and ``log_prior`` (default). A refit loop may leave them out: both need
         PyMC to compile the model's prior graph, which is what reusing a compiled model avoids.
+    defer_prior : bool, optional
+        Draw the ``prior`` group when it is first read, from a copy of the generator's state here
+        (the values are the same as drawn now). Default: when ``seed`` is the fit's own (an int or
+        None), since drawing later cannot then change a caller's generator. ``True`` for a
+        ``Generator`` its caller no longer uses (it is not advanced by the prior's draws); ``False``
+        draws now.
 
     Returns
     -------
@@ -273,7 +280,7 @@ def fit(
     coords = _coords(spec, chains, n_draws)
     groups: dict[str, xr.Dataset] = {"posterior": _dataset(posterior, coords)}
     prior_raw = None
-    if prior_groups and _private(seed):  # drawn when first read, from the generator's state here (deferred.py)
+    if prior_groups and (_private(seed) if defer_prior is None else defer_prior):  # drawn when first read, from the generator's state here (deferred.py)
         lazy_prior = _deferred_prior(spec, per_chain, rng)
         if lazy_prior is not None:
             groups["prior"] = lazy_prior

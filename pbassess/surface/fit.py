@@ -361,6 +361,8 @@ def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimato
                 and bool(dict(model_options or {}).get("anchored", True)))
     per_chain, kwargs, iterations = _draws_and_kwargs(draws, sample_kwargs, ANCHORED_DRAWS if anchored else None)
     rng = as_generator(seed)
+    # an int or None: ``rng`` is this function's own, so the prior group can wait until it is read
+    own_seed = seed is None or isinstance(seed, (int, np.integer))
     model_seed = int(rng.integers(2**31 - 1))
     start = time.perf_counter()
     spec = surface_spec(arms, estimator, model_options=model_options, covariate=covariate, observations=observations,
@@ -375,7 +377,7 @@ def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimato
         fitted = fit(spec, inference="conjugate", draws=per_chain, seed=rng)
         diag = {}
     else:
-        fitted = fit(spec, inference="nuts", draws=per_chain, seed=rng,
+        fitted = fit(spec, inference="nuts", draws=per_chain, seed=rng, defer_prior=own_seed,
                      sample_kwargs=_free_initvals(kwargs, spec.model()))
         diag = dict(fitted.diagnostics or {})
     if conjugate_ok:

@@ -208,3 +208,35 @@ def test_an_arm_effect_that_repeats_the_modelled_effects_is_left_out():
     one = ArmCounts.from_arrays([5, 5, 5], [4, 3, 5], values=[[0], [1], [2]], attributes=("env",),
                                 confidence_points=[[0.8], [0.7], [0.9]])
     assert "arm_sd" not in {v.name for v in anchored_model(one)[0].free_RVs}
+
+
+def test_prior_group_waits_until_read(monkeypatch):
+    """An int seed defers the prior group (the CLI never reads it: ~2 s of the ACS fit); a caller's Generator does not.
+
+    That deferred draws equal eager ones is tested for every spec in tests/inference/test_deferred.py.
+    """
+    import pbassess.inference
+
+    def lazy_values(ds):  # a variable whose values are not computed yet (xarray's lazy backend array)
+        return not isinstance(ds["mu"].variable._data, np.ndarray)
+
+    arms = _arms()
+    kw = dict(estimator="additive", covariate="confidence", draws=50, sample_kwargs={"tune": 50})
+    prior = fit_surface(arms, seed=7, **kw).idata["prior"].to_dataset()
+    assert lazy_values(prior)
+    assert prior["mu"].shape == (4, 50, 4) and np.isfinite(prior["mu"].to_numpy()).all()
+
+    seen = {}
+
+    class Stop(Exception):
+        pass
+
+    def record(spec, **kwargs):
+        seen.update(kwargs)
+        raise Stop
+
+    monkeypatch.setattr(pbassess.inference, "fit", record)
+    for seed, deferred in ((7, True), (None, True), (np.random.default_rng(7), False)):
+        with pytest.raises(Stop):
+            fit_surface(arms, seed=seed, **kw)
+        assert seen["defer_prior"] is deferred
