@@ -29,13 +29,14 @@ lets seeds run in parallel jobs.
 
 Run: ``PBASSESS_DATA_DIR=/work/shared/data python benchmarks/surface.py [--data acs] [--budgets
 500,2000,10000] [--seeds 1] [--estimators ...] [--draws N --tune 500 --chains 4]`` (the
-defaults are the surface fit's own: 4 chains x 250 draws, 500 for the anchored model, after 500
+defaults are the surface fit's own: 4 chains x 250 draws, 750 for the anchored model, after 500
 tuning steps).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 import warnings
@@ -136,7 +137,7 @@ def main() -> None:
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--estimators", default="confidence,anchored,cpredictor,beta-i,additive,betagp-slp,berngp")
     parser.add_argument("--draws", type=int, default=0, help="draws per chain (default 0: each estimator's own "
-                        "default, 250, or 500 for the anchored model)")
+                        "default, 250, or 750 for the anchored model)")
     parser.add_argument("--tune", type=int, default=500)
     parser.add_argument("--chains", type=int, default=4)
     parser.add_argument("--min-support", type=float, default=50)
@@ -172,7 +173,8 @@ def main() -> None:
     support = full.pool_n if not empirical else full.n
     print(f"{label}: {full.n_arms} arms, {int((support >= args.min_support).sum())} with >= "
           f"{args.min_support:.0f} items; NUTS {args.chains} x {args.draws or 'default'} (+{args.tune} tune); "
-          "shared 2-core machine under heavy contention (times inflated)", flush=True)
+          f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start (other work inflates `sec`; "
+          "`cpu` counts this process only)", flush=True)
     header = (f"{'labels':>6s} {'seed':>4s} {'estimator':18s} {'macro':>8s} {'macro-c':>8s} {'worst50':>8s} "
               f"{'micro':>8s} {'rare50':>8s} {'rare-c':>8s} {'sec':>6s} {'cpu':>6s} {'rhat':>6s} {'ess':>6s} {'div':>4s}")
     print(header, flush=True)

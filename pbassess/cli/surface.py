@@ -43,7 +43,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
                              "covariate")
     opt.add_inference(parser, choices=("conjugate", "nuts", "advi"), default=None,
                       default_note="conjugate for cpredictor and beta-i, nuts otherwise",
-                      draws_default="the surface fit's: 2 chains x 500 draws after 500 tuning steps")
+                      draws_default="the surface fit's: 4 chains x 250 draws (750 for the confidence-anchored model) after 500 tuning steps")
     opt.add_seed(parser)
     opt.add_quiet(parser)
 
