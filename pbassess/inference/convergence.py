@@ -173,9 +173,16 @@ def _geyer_kernel():
 _GEYER = None
 
 
+def _geyer():
+    """The compiled loop, compiled (or loaded from the disk cache) on first use."""
+    global _GEYER
+    if _GEYER is None:
+        _GEYER = _geyer_kernel()
+    return _GEYER
+
+
 def _ess(x: np.ndarray) -> np.ndarray:
     """ESS of each element of (E, C, D) (ArviZ's ``_ess``: Geyer's initial monotone sequence)."""
-    global _GEYER
     n_chain, n_draw = x.shape[1], x.shape[2]
     size = float(n_chain * n_draw)
     out = np.full(x.shape[0], size)
@@ -189,10 +196,8 @@ def _ess(x: np.ndarray) -> np.ndarray:
     var_plus = mean_var * (n_draw - 1.0) / n_draw
     if n_chain > 1:
         var_plus = var_plus + np.var(y.mean(axis=2), axis=1, ddof=1)
-    if _GEYER is None:
-        _GEYER = _geyer_kernel()
     with np.errstate(invalid="ignore", divide="ignore"):
-        out[live] = _GEYER(np.ascontiguousarray(acov.mean(axis=1)), mean_var, var_plus, size)
+        out[live] = _geyer()(np.ascontiguousarray(acov.mean(axis=1)), mean_var, var_plus, size)
     return out
 
 
@@ -291,15 +296,13 @@ def rank_diagnostics(x: np.ndarray, prob: tuple[float, float] | None = None,
     import os
     from concurrent.futures import ThreadPoolExecutor
 
-    global _GEYER
     x = np.asarray(x, float)
     quantiles = tuple(prob) if prob is not None else _tail_prob()
     if workers is None:
         cores = os.process_cpu_count() if hasattr(os, "process_cpu_count") else os.cpu_count()
         workers = max(1, min(4, cores or 1))
     starts = range(0, x.shape[0], BLOCK_ELEMENTS)
-    if _GEYER is None:  # compile (or load) the loop once, before any thread needs it
-        _GEYER = _geyer_kernel()
+    _geyer()  # compiled (or loaded) once, before any thread needs it
 
     def block(start: int) -> np.ndarray:
         return _rank_block(x[start:start + BLOCK_ELEMENTS], quantiles)

@@ -34,6 +34,7 @@ from pbassess.inference.diagnostics import diagnostics as run_diagnostics
 from pbassess.inference.memory import format_bytes, memory_limit
 from pbassess.inference.sampling import resolve_inference, sample_model
 from pbassess.inference.spec import Spec
+from pbassess.seeds import generator_is_own
 
 __all__ = ["CHAINS", "Fit", "draws_per_chain", "exact_loo", "fit", "total_draws"]
 
@@ -138,11 +139,6 @@ def _log_prior(spec: Spec, posterior: Mapping[str, Any], dataset: xr.Dataset, co
                                     extend_inferencedata=False, progressbar=False)
 
 
-def _private(seed: Any) -> bool:
-    """Whether the fit's generator is its own (so drawing later cannot change a caller's generator)."""
-    return seed is None or isinstance(seed, (int, np.integer, np.random.SeedSequence))
-
-
 def _layout(values: Mapping[str, tuple[tuple[str, ...], np.ndarray]], chains: int, draws: int) -> dict[str, Any]:
     """Dims, shape and dtype of each variable, from values computed for one draw per chain."""
     return {name: (("chain", "draw", *dims), (chains, draws, *np.shape(arr)[2:]), np.asarray(arr).dtype)
@@ -224,8 +220,8 @@ def fit(
         PyMC to compile the model's prior graph, which is what reusing a compiled model avoids.
     defer_prior : bool, optional
         Draw the ``prior`` group when it is first read, from a copy of the generator's state here
-        (the values are the same as drawn now). Default: when ``seed`` is the fit's own (an int or
-        None), since drawing later cannot then change a caller's generator. ``True`` for a
+        (the values are the same as drawn now). Default: when ``seed`` is the fit's own (an int,
+        None or SeedSequence: :func:`pbassess.seeds.generator_is_own`), since drawing later cannot then change a caller's generator. ``True`` for a
         ``Generator`` its caller no longer uses (it is not advanced by the prior's draws); ``False``
         draws now.
 
@@ -280,7 +276,7 @@ def fit(
     coords = _coords(spec, chains, n_draws)
     groups: dict[str, xr.Dataset] = {"posterior": _dataset(posterior, coords)}
     prior_raw = None
-    if prior_groups and (_private(seed) if defer_prior is None else defer_prior):  # drawn when first read, from the generator's state here (deferred.py)
+    if prior_groups and (generator_is_own(seed) if defer_prior is None else defer_prior):  # drawn when first read, from the generator's state here (deferred.py)
         lazy_prior = _deferred_prior(spec, per_chain, rng)
         if lazy_prior is not None:
             groups["prior"] = lazy_prior

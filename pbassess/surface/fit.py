@@ -36,6 +36,7 @@ from pbassess.pymc_models.surface import (
     quiet_pymc_log,
     surface_spec,
 )
+from pbassess.seeds import generator_is_own
 from pbassess.stats.sampling import as_generator
 from pbassess.surface.arms import ArmCounts, count_arms
 from pbassess.surface.conjugate import beta_summary
@@ -363,8 +364,6 @@ def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimato
                 and bool(dict(model_options or {}).get("anchored", True)))
     per_chain, kwargs, iterations = _draws_and_kwargs(draws, sample_kwargs, ANCHORED_DRAWS if anchored else None)
     rng = as_generator(seed)
-    # an int or None: ``rng`` is this function's own, so the prior group can wait until it is read
-    own_seed = seed is None or isinstance(seed, (int, np.integer))
     model_seed = int(rng.integers(2**31 - 1))
     start = time.perf_counter()
     spec = surface_spec(arms, estimator, model_options=model_options, covariate=covariate, observations=observations,
@@ -379,7 +378,7 @@ def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimato
         fitted = fit(spec, inference="conjugate", draws=per_chain, seed=rng)
         diag = {}
     else:
-        fitted = fit(spec, inference="nuts", draws=per_chain, seed=rng, defer_prior=own_seed,
+        fitted = fit(spec, inference="nuts", draws=per_chain, seed=rng, defer_prior=generator_is_own(seed),
                      sample_kwargs=_free_initvals(kwargs, spec.model()))
         diag = dict(fitted.diagnostics or {})
     if conjugate_ok:
