@@ -107,10 +107,11 @@ def test_surface_json_has_the_per_arm_columns():
 
 
 @pytest.mark.slow
-def test_anchored_fit_corrects_a_miscalibrated_surface():
+@pytest.mark.parametrize("coding", ["contrast", "indicator"])
+def test_anchored_fit_corrects_a_miscalibrated_surface(coding):
     """A known truth: calibrated confidence except on a few combinations (over-confident 0.05-0.2).
 
-    NUTS on 32 arms from 1,500 labels. The anchored posterior must beat the raw confidence clearly
+    NUTS on 32 arms from 1,500 labels, with either design of the residual. The anchored posterior must beat the raw confidence clearly
     (its error is dominated by the known over-confidence; tolerance: a factor 2, far beyond the
     seed-to-seed spread seen over 5 seeds), with R-hat < 1.02, and say so when it diverged.
     """
@@ -122,7 +123,8 @@ def test_anchored_fit_corrects_a_miscalibrated_surface():
     truth = s.arm_truth(arms.values)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        r = fit_surface(kept, list(s.attributes), estimator="additive", covariate="confidence", seed=0)
+        r = fit_surface(kept, list(s.attributes), estimator="additive", covariate="confidence", seed=0,
+                        model_options={"coding": coding})
     support = count_arms(s.preds, s.attributes).pool_n
     e_conf = surface_errors(arms.confidence, truth, support, truth_is_empirical=False)["macro_mse"]
     e_anch = surface_errors(r.mean, truth, support, truth_is_empirical=False)["macro_mse"]
@@ -172,7 +174,8 @@ def test_gp_estimators_take_the_anchored_mean_function():
         np.testing.assert_allclose(anchor, np.mean(POINTS, axis=1), rtol=1e-10)  # identity map at the prior centre
 
 
-@pytest.mark.parametrize("options", [{}, {"arm_scale": 0}, {"interaction_scale": 0, "main_scale": 0.3}])
+@pytest.mark.parametrize("options", [{}, {"arm_scale": 0}, {"interaction_scale": 0, "main_scale": 0.3},
+                                     {"coding": "indicator"}])
 def test_deterministics_after_nuts_equal_the_models(options):
     """The deterministics the spec completes after NUTS kept only the free variables are the model's own graph."""
     s = miscalibrated_surface(3000, 3, seed=0)
@@ -240,3 +243,23 @@ def test_prior_group_waits_until_read(monkeypatch):
         with pytest.raises(Stop):
             fit_surface(arms, seed=seed, **kw)
         assert seen["defer_prior"] is deferred
+
+
+def test_indicator_coding_gives_a_combination_one_coefficient():
+    """Each arm's residual is the sum of its levels' and its pair cell's coefficients; unknown codings are refused."""
+    from pbassess.pymc_models.surface import indicator_design
+
+    arms = _arms()
+    design = indicator_design(arms)
+    assert design.names == ("sex", "dis", "sex:dis") and design.matrix.shape == (4, 8)
+    np.testing.assert_array_equal(design.matrix[:, design.pair_columns], np.eye(4))  # one cell per arm
+    np.testing.assert_array_equal(design.matrix.sum(axis=1), [3, 3, 3, 3])  # a level of each, and a cell
+    model, _, _ = anchored_model(arms, coding="indicator")
+    point = model.initial_point()
+    point["pair_z"] = np.array([0.0, 0.0, 0.0, 2.0])  # the cell (sex=1, dis=1) alone
+    point["main_z"] = np.zeros(4)
+    residual = _fn(model, [model["residual"]])(**point)[0]
+    pair_sd = np.exp(point["pair_sd_log__"])[0]
+    np.testing.assert_allclose(residual, [0.0, 0.0, 0.0, 2.0 * pair_sd], atol=1e-12)
+    with pytest.raises(ConfigError, match="coding"):
+        anchored_model(arms, coding="dummy")
