@@ -1,7 +1,8 @@
 """Exploration of an accuracy surface on the synthetic surface with known truth: MSE curves over labels.
 
 Strategies (``pbassess.surface.explore``): ``variance`` (label the arms of highest posterior
-variance of the chosen estimator), ``random`` (random items, same estimator), ``beta-i`` (the
+variance of the chosen estimator), ``variance-reduction`` (the arms whose labels most reduce the
+summed posterior variance of all arms, from the posterior covariance), ``random`` (random items, same estimator), ``beta-i`` (the
 paper's Beta-I exploration: Beta-I's own variance loop and estimate), and for finding the worst
 arms ``thompson`` / ``bayes-ucb``. Printed per strategy and round: the mean number of labels and
 the macro MSE and worst-arm MSE against the true surface, each as the mean over seeds, its
@@ -12,7 +13,7 @@ every round (warm-started and cold), with the final MSEs (equal within Monte Car
 
 Run: ``python benchmarks/surface_explore.py [--estimator additive] [--seeds 20] [--budget 300]
 [--batch-size 20] [--initial 20] [--attributes 6] [--items 10000] [--draws 300 --tune 300 --chains 2]
-[--sampler nutpie|pymc] [--strategies variance,random,beta-i,thompson,bayes-ucb] [--no-timing]
+[--sampler nutpie|pymc] [--strategies variance,variance-reduction,random,beta-i,thompson,bayes-ucb] [--no-timing]
 [--surface synthetic|miscalibrated] [--covariate confidence]
 [--out curves.nc] [--figure curves.png]``.
 """

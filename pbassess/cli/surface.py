@@ -8,7 +8,7 @@
   ...}``; ``--covariate confidence`` anchors the surface at the calibrated confidence; when the fit fails its diagnostics the sentence says
   which quantity and what to try, and ``--strict`` exits with status 3.
 * ``pbassess surface-explore DATA --attributes ... --estimator E --budget N [--arms-per-round N]
-  [--strategy variance|thompson|bayes-ucb|random] [--seeds N] [--seed SEED] [--json]`` runs the
+  [--strategy variance|variance-reduction|thompson|bayes-ucb|random] [--seeds N] [--seed SEED] [--json]`` runs the
   exploration loop on a fully labeled pool (``--seeds`` replicate runs with seeds ``SEED``,
   ``SEED+1``, ...) and prints the error curves.
 """
@@ -76,9 +76,11 @@ def register(subparsers: Any) -> None:
                    help="arms labeled per round (default 10)")
     opt.add_deprecated_alias(e, "--batch-size", "--arms-per-round", "batch_size",
                              type=opt.checked_number("--batch-size", integer=True, minimum=1))
-    e.add_argument("--strategy", default="variance", choices=["variance", "thompson", "bayes-ucb", "random"],
-                   help="how to choose the next arms: highest posterior variance, Thompson sampling or Bayes-UCB "
-                        "for the worst arms, or at random (default: variance)")
+    e.add_argument("--strategy", default="variance",
+                   choices=["variance", "variance-reduction", "thompson", "bayes-ucb", "random"],
+                   help="how to choose the next arms: highest posterior variance, largest expected reduction of "
+                        "the surface's summed variance, Thompson sampling or Bayes-UCB for the worst arms, or at "
+                        "random (default: variance)")
     e.add_argument("--seeds", type=opt.checked_number("--seeds", integer=True, minimum=1), default=3, metavar="N",
                    help="number of replicate runs, with seeds SEED, SEED+1, ... (default 3)")
     e.add_argument("--min-support", type=opt.checked_number("--min-support", minimum=0), default=0.0, metavar="N",

@@ -47,9 +47,10 @@ def test_surface_bad_input_exits_2(pool_file, capsys):
                  "--inference", "conjugate"]) == 2
 
 
-def test_surface_explore_json(pool_file, capsys):
+@pytest.mark.parametrize("strategy", ["variance", "variance-reduction"])
+def test_surface_explore_json(pool_file, capsys, strategy):
     code = main(["surface-explore", str(pool_file), "--attributes", "a0,a1,a2", "--estimator", "beta-i",
-                 "--budget", "60", "--batch-size", "20", "--seeds", "2", "--json"])
+                 "--budget", "60", "--batch-size", "20", "--seeds", "2", "--strategy", strategy, "--json"])
     assert code == 0
     out = json.loads(capsys.readouterr().out)
     assert out["n_labels"] == [20.0, 40.0, 60.0]

@@ -87,3 +87,36 @@ def test_soft_counts_equal_hard_counts_for_certain_attributes():
     index = hard.values @ np.array([4, 2, 1])
     assert np.allclose(soft.pool_n[index], hard.pool_n, atol=1e-4)
     assert np.allclose(soft.correct[index], hard.correct, atol=1e-4)
+
+
+def _trace_after(cov, noise, picked):
+    """Summed variance of every arm after one Gaussian label in each picked arm (joint conditioning)."""
+    s = np.asarray(picked)
+    block = cov[np.ix_(s, s)] + np.diag(noise[s])
+    return np.trace(cov - cov[:, s] @ np.linalg.solve(block, cov[s, :]))
+
+
+def test_variance_reduction_picks_greedily_by_exact_gaussian_conditioning():
+    from pbassess.surface.explore import variance_reduction_order
+
+    rng = np.random.default_rng(3)
+    loadings = rng.normal(0.0, 0.04, size=(6, 3))  # six arms sharing three effects, plus their own noise
+    draws = 0.8 + rng.normal(size=(4000, 3)) @ loadings.T + rng.normal(0.0, 0.02, size=(4000, 6))
+    mean = draws.mean(axis=0)
+    cov = np.cov(draws, rowvar=False)
+    noise = mean * (1 - mean)
+    cand = np.array([0, 2, 3, 4, 5])  # arm 1 has no unlabeled item left
+    order = cand[variance_reduction_order(draws, cand, 3)]
+    picked: list[int] = []
+    for _ in range(3):  # the greedy choice by the joint posterior of all labels so far
+        best = min((a for a in cand if a not in picked), key=lambda a: _trace_after(cov, noise, [*picked, a]))
+        picked.append(int(best))
+    assert order.tolist() == picked
+    assert 1 not in order.tolist()
+
+
+def test_variance_reduction_strategy_needs_draws_and_skips_unavailable_arms():
+    r = fit_surface(ArmCounts.from_arrays([50, 0, 2, 0], [40, 0, 1, 0]), estimator="beta-i", seed=0)
+    chosen = choose_arms(r, np.array([True, True, True, False]), 2, "variance-reduction")
+    assert set(chosen.tolist()) <= {0, 1, 2} and len(chosen) == 2
+    assert 1 in chosen.tolist()  # an arm with no labels: the most uncertain, and nothing else answers for it
