@@ -671,6 +671,11 @@ def additive_design(arms: Any, *, interactions: bool = True, n_basis: int = 6) -
     """
     mains = [_attribute_basis(arms.values[:, k], name in arms.continuous, n_basis)
              for k, name in enumerate(arms.attributes)]
+    return _design_of(arms, mains, interactions=interactions)
+
+
+def _design_of(arms: Any, mains: list[np.ndarray], *, interactions: bool, drop_empty: bool = False) -> AdditiveDesign:
+    """The main-effect blocks ``mains`` (one per attribute) and the row-wise products of every two of them."""
     cols, block, names = [], [], []
     for k, x in enumerate(mains):
         cols.append(x)
@@ -680,6 +685,8 @@ def additive_design(arms: Any, *, interactions: bool = True, n_basis: int = 6) -
     for k in range(len(mains) if interactions else 0):
         for j in range(k + 1, len(mains)):
             x = (mains[k][:, :, None] * mains[j][:, None, :]).reshape(arms.n_arms, -1)
+            if drop_empty:
+                x = x[:, np.abs(x).sum(axis=0) > 0]
             cols.append(x)
             block += [len(names)] * x.shape[1]
             names.append(f"{arms.attributes[k]}:{arms.attributes[j]}")
@@ -714,21 +721,7 @@ def indicator_design(arms: Any, *, interactions: bool = True, n_basis: int = 6) 
             _, inverse = np.unique(np.asarray(arms.values[:, k]).astype(str), return_inverse=True)
             inverse = inverse.ravel()
             mains.append(np.eye(int(inverse.max()) + 1)[inverse])
-    cols, block, names = [], [], []
-    for k, x in enumerate(mains):
-        cols.append(x)
-        block += [len(names)] * x.shape[1]
-        names.append(arms.attributes[k])
-    n_main = len(names)
-    for k in range(len(mains) if interactions else 0):
-        for j in range(k + 1, len(mains)):
-            x = (mains[k][:, :, None] * mains[j][:, None, :]).reshape(arms.n_arms, -1)
-            x = x[:, np.abs(x).sum(axis=0) > 0]  # cells no arm has carry no information
-            cols.append(x)
-            block += [len(names)] * x.shape[1]
-            names.append(f"{arms.attributes[k]}:{arms.attributes[j]}")
-    matrix = np.column_stack(cols) if cols else np.zeros((arms.n_arms, 0))
-    return AdditiveDesign(matrix, np.asarray(block, dtype=np.int64), tuple(names), n_main)
+    return _design_of(arms, mains, interactions=interactions, drop_empty=True)  # cells no arm has carry nothing
 
 
 def _block_scales(name: str, design: AdditiveDesign, cols: np.ndarray, scale: float):
