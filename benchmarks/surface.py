@@ -20,7 +20,7 @@ labels, every labeled arm scored.
 Estimators: ``confidence`` is the label-free baseline (each arm's mean model confidence);
 ``anchored`` (= ``additive+conf``, the grid's name) the confidence-anchored additive model
 (``covariate="confidence"``: calibrated confidence + residual effects that can shrink to zero);
-``anchored(indicator)`` the same with a coefficient per level and per pair cell
+``anchored-indicator`` the same with a coefficient per level and per pair cell
 (``model_options={"coding": "indicator"}``); ``additive+linconf`` the earlier additive model with the confidence as a linear covariate
 (``covariate="confidence-linear"``); ``betagp-slp+anchor`` BetaGP-SLP with the anchored mean
 function; ``additive(advi)`` the additive model's ADVI fast path, printed with its error against
@@ -60,7 +60,7 @@ ESTIMATORS = {
     "additive": ("additive", {}),
     "anchored": ("additive", {"covariate": "confidence"}),
     "additive+conf": ("additive", {"covariate": "confidence"}),
-    "anchored(indicator)": ("additive", {"covariate": "confidence", "model_options": {"coding": "indicator"}}),
+    "anchored-indicator": ("additive", {"covariate": "confidence", "model_options": {"coding": "indicator"}}),
     "additive+linconf": ("additive", {"covariate": "confidence-linear"}),
     "additive(advi)": ("additive", {"inference": "advi"}),
     "betagp-slp": ("betagp-slp", {}),

@@ -53,7 +53,9 @@ def parse_estimator(name: str) -> tuple[str | None, dict[str, Any]]:
 
     ``confidence`` (the label-free baseline) gives ``(None, {})``. ``+conf`` and ``+anchor`` anchor the
     estimator at the calibrated confidence (``covariate="confidence"``; ``anchored`` is ``additive+conf``),
-    ``+linconf`` takes the mean confidence as a linear covariate (``covariate="confidence-linear"``).
+    ``+linconf`` takes the mean confidence as a linear covariate (``covariate="confidence-linear"``);
+    ``anchored-indicator`` is the anchored model with its residual coded by indicators
+    (``model_options={"coding": "indicator"}``).
 
     Examples
     --------
@@ -61,6 +63,8 @@ def parse_estimator(name: str) -> tuple[str | None, dict[str, Any]]:
     (('additive', {'covariate': 'confidence', 'inference': 'advi'}), ('beta-i', {}), (None, {}))
     >>> parse_estimator("anchored"), parse_estimator("additive+linconf")
     (('additive', {'covariate': 'confidence'}), ('additive', {'covariate': 'confidence-linear'}))
+    >>> parse_estimator("anchored-indicator")
+    ('additive', {'covariate': 'confidence', 'model_options': {'coding': 'indicator'}})
     """
     from pbassess.surface.fit import ESTIMATORS, INFERENCES
 
@@ -70,6 +74,8 @@ def parse_estimator(name: str) -> tuple[str | None, dict[str, Any]]:
         if inference not in INFERENCES:
             raise ConfigError(f"estimator {name!r}: unknown inference {inference!r} (choose from {', '.join(INFERENCES)})")
         options["inference"] = inference
+    if base == "anchored-indicator":  # the anchored model with a coefficient per level and per pair cell
+        base, options = "additive+conf", {"model_options": {"coding": "indicator"}, **options}
     if base == "anchored":
         base = "additive+conf"
     for suffix, covariate in (("+conf", "confidence"), ("+anchor", "confidence"), ("+linconf", "confidence-linear")):
@@ -81,7 +87,7 @@ def parse_estimator(name: str) -> tuple[str | None, dict[str, Any]]:
         return None, {}
     if base not in ESTIMATORS:
         raise ConfigError(f"unknown surface estimator {name!r} (choose from confidence, {', '.join(ESTIMATORS)}, "
-                          "anchored, optionally with +conf, +anchor or +linconf and (nuts|advi|conjugate))")
+                          "anchored, anchored-indicator, optionally with +conf, +anchor or +linconf and (nuts|advi|conjugate))")
     return base, options
 
 
