@@ -638,8 +638,8 @@ class AdditiveDesign:
         return np.flatnonzero(self.block >= self.n_main)
 
 
-def _attribute_basis(values: np.ndarray, continuous: bool, n_basis: int) -> np.ndarray:
-    """Rows (one per arm) of an attribute's sum-to-zero effect basis."""
+def _attribute_basis(values: np.ndarray, continuous: bool, n_basis: int, indicator: bool = False) -> np.ndarray:
+    """Rows (one per arm) of an attribute's sum-to-zero effect basis (``indicator``: a column per level)."""
     if continuous:
         x = np.asarray(values, float)
         uniq, inverse = np.unique(x, return_inverse=True)
@@ -649,7 +649,7 @@ def _attribute_basis(values: np.ndarray, continuous: bool, n_basis: int) -> np.n
         table = bumps - bumps.mean(axis=0)
     else:
         uniq, inverse = np.unique(np.asarray(values).astype(str), return_inverse=True)
-        table = sum_to_zero_basis(len(uniq))
+        table = np.eye(len(uniq)) if indicator else sum_to_zero_basis(len(uniq))
     return table[inverse.ravel()]
 
 
@@ -713,14 +713,8 @@ def indicator_design(arms: Any, *, interactions: bool = True, n_basis: int = 6) 
     >>> d.matrix[3].tolist()  # sex = 1, cit = 2: one level of each and one cell of the pair (no arm has the other two)
     [0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]
     """
-    mains = []
-    for k, name in enumerate(arms.attributes):
-        if name in arms.continuous:
-            mains.append(_attribute_basis(arms.values[:, k], True, n_basis))
-        else:
-            _, inverse = np.unique(np.asarray(arms.values[:, k]).astype(str), return_inverse=True)
-            inverse = inverse.ravel()
-            mains.append(np.eye(int(inverse.max()) + 1)[inverse])
+    mains = [_attribute_basis(arms.values[:, k], name in arms.continuous, n_basis, indicator=True)
+             for k, name in enumerate(arms.attributes)]
     return _design_of(arms, mains, interactions=interactions, drop_empty=True)  # cells no arm has carry nothing
 
 

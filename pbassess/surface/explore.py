@@ -121,11 +121,11 @@ def choose_arms(result: Any, available: np.ndarray, batch_size: int, strategy: s
         return idx
     b = min(batch_size, idx.size)
     rng = as_generator(seed)
+    if strategy in ("thompson", "bayes-ucb", "variance-reduction") and "accuracy" not in result.posterior:
+        raise ConfigError(f"{strategy} exploration needs posterior draws of the surface")
     if strategy == "variance":
         order = np.argsort(-result.var[idx], kind="stable")
     elif strategy in ("thompson", "bayes-ucb"):
-        if "accuracy" not in result.posterior:
-            raise ConfigError(f"{strategy} exploration needs posterior draws of the surface")
         draws = result.draws("accuracy")[:, idx]
         if strategy == "thompson":
             score = draws[rng.integers(draws.shape[0])]
@@ -133,8 +133,6 @@ def choose_arms(result: Any, available: np.ndarray, batch_size: int, strategy: s
             score = np.quantile(draws, 1.0 / (round_index + 1.0), axis=0)
         order = np.argsort(score, kind="stable")
     elif strategy == "variance-reduction":
-        if "accuracy" not in result.posterior:
-            raise ConfigError(f"{strategy} exploration needs posterior draws of the surface")
         return idx[variance_reduction_order(result.draws("accuracy"), idx, b)]
     elif strategy == "random":
         order = rng.permutation(idx.size)
@@ -163,21 +161,21 @@ def variance_reduction_order(draws: np.ndarray, candidates: np.ndarray, batch_si
     d = np.asarray(draws, float)
     mean = d.mean(axis=0)
     dev = d - mean
-    cov = dev.T @ dev / max(d.shape[0] - 1, 1)
-    noise = np.clip(mean * (1.0 - mean), 1e-6, None)
     cand = np.asarray(candidates, dtype=np.int64)
+    # only the candidates' columns of the covariance matter (the gains and the rank-one updates read no other)
+    cov = dev.T @ dev[:, cand] / max(d.shape[0] - 1, 1)  # (A, C): Cov(b, candidate)
+    noise = np.clip(mean[cand] * (1.0 - mean[cand]), 1e-6, None)
     picked: list[int] = []
     free = np.ones(cand.size, dtype=bool)
     for _ in range(min(batch_size, cand.size)):
-        c = cov[:, cand]
-        gain = (c * c).sum(axis=0) / (np.diag(cov)[cand] + noise[cand])
+        own = cov[cand, np.arange(cand.size)]  # Var of each candidate
+        gain = (cov * cov).sum(axis=0) / (own + noise)
         gain[~free] = -np.inf
         j = int(np.argmax(gain))
         picked.append(j)
         free[j] = False
-        a = cand[j]
-        col = cov[:, a].copy()
-        cov = cov - np.outer(col, col) / (col[a] + noise[a])
+        col = cov[:, j].copy()  # Cov(b, a) for the picked arm a
+        cov = cov - np.outer(col, cov[cand[j]]) / (own[j] + noise[j])
     return np.asarray(picked, dtype=np.int64)
 
 
