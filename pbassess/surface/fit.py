@@ -225,8 +225,9 @@ def surface_result(arms: ArmCounts, spec: Spec, tree: Any, *, inference: str, ci
 
 
 def _draws_and_kwargs(draws: int | None, sample_kwargs: Mapping[str, Any] | None,
-                      default_draws: int | None = None) -> tuple[int, dict, int]:
-    """Posterior draws per chain, the NUTS options (surface defaults under the user's) and ADVI's steps."""
+                      defaults: Mapping[str, int] | None = None) -> tuple[int, dict, int]:
+    """Posterior draws per chain, the NUTS options (surface defaults, then the model's ``defaults``
+    of ``draws`` and ``tune``, under the user's) and ADVI's steps."""
     from pbassess.inference import draws_per_chain
 
     if sample_kwargs is not None and not isinstance(sample_kwargs, Mapping):
@@ -234,9 +235,9 @@ def _draws_and_kwargs(draws: int | None, sample_kwargs: Mapping[str, Any] | None
     user = dict(sample_kwargs or {})
     iterations = user.pop("advi_iterations", ADVI_ITERATIONS)
     given = {"draws": user.pop("draws")} if "draws" in user else None
-    fallback = default_draws or SURFACE_SAMPLE_KWARGS["draws"]
-    per_chain = draws_per_chain(draws if draws is not None or given else fallback, given)
-    kwargs = {**{k: v for k, v in SURFACE_SAMPLE_KWARGS.items() if k != "draws"}, **user}
+    base = {**SURFACE_SAMPLE_KWARGS, **dict(defaults or {})}
+    per_chain = draws_per_chain(draws if draws is not None or given else base["draws"], given)
+    kwargs = {**{k: v for k, v in base.items() if k != "draws"}, **user}
     return per_chain, kwargs, iterations
 
 
@@ -286,7 +287,9 @@ def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimato
         of Beta-I).
     draws : int, optional
         Posterior draws per chain (default ``sample_kwargs["draws"]``, else 250; 750 for the
-        anchored model, whose gradients are cheap: :data:`ANCHORED_DRAWS`).
+        anchored model, whose gradients are cheap: :data:`ANCHORED_DRAWS`; 1,000 after 1,000
+        tuning steps at target_accept 0.95 for a GP estimator over categorical attributes in the
+        grid eigenbasis, :data:`pbassess.pymc_models.surface.GRID_GP_SAMPLE_KWARGS`).
 
     Returns
     -------
@@ -362,12 +365,13 @@ def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimato
         raise ConfigError(f"unknown covariate {covariate!r} (choose confidence or confidence-linear)")
     anchored = (estimator == "additive" and covariate == "confidence"
                 and bool(dict(model_options or {}).get("anchored", True)))
-    per_chain, kwargs, iterations = _draws_and_kwargs(draws, sample_kwargs, ANCHORED_DRAWS if anchored else None)
     rng = as_generator(seed)
     model_seed = int(rng.integers(2**31 - 1))
     start = time.perf_counter()
     spec = surface_spec(arms, estimator, model_options=model_options, covariate=covariate, observations=observations,
                         seed=int(rng.integers(2**31 - 1)), model_seed=model_seed)
+    defaults = {"draws": ANCHORED_DRAWS} if anchored else getattr(spec, "sample_defaults", None)
+    per_chain, kwargs, iterations = _draws_and_kwargs(draws, sample_kwargs, defaults)
     from pbassess.inference import fit
 
     if inference == "advi":
