@@ -22,8 +22,8 @@ Estimators: ``confidence`` is the label-free baseline (each arm's mean model con
 (``covariate="confidence"``: calibrated confidence + residual effects that can shrink to zero);
 ``anchored-indicator`` the same with a coefficient per level and per pair cell
 (``model_options={"coding": "indicator"}``); ``additive+linconf`` the earlier additive model with the confidence as a linear covariate
-(``covariate="confidence-linear"``); ``betagp-slp+anchor`` BetaGP-SLP with the anchored mean
-function; ``additive(advi)`` the additive model's ADVI fast path, printed with its error against
+(``covariate="confidence-linear"``); ``betagp-slp+anchor`` and ``berngp+anchor`` BetaGP-SLP and
+BernGP with the anchored mean function; ``additive(advi)`` the additive model's ADVI fast path, printed with its error against
 NUTS (RMS gap of the posterior means on the scored arms, on arms with < 5 labels and on the 50
 least frequent scored arms, and the median ratio of posterior sds ADVI / NUTS). ``--first-seed``
 lets seeds run in parallel jobs.
@@ -31,7 +31,8 @@ lets seeds run in parallel jobs.
 Run: ``PBASSESS_DATA_DIR=/work/shared/data python benchmarks/surface.py [--data acs] [--budgets
 500,2000,10000] [--seeds 1] [--estimators ...] [--draws N --tune 500 --chains 4]`` (the
 defaults are the surface fit's own: 4 chains x 250 draws, 750 for the anchored model, after 500
-tuning steps).
+tuning steps; a GP estimator whose arms are a categorical grid, exact in the grid eigenbasis, 4 x 1,000
+after 1,000 at target_accept 0.95).
 """
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ ESTIMATORS = {
     "betagp-sl": ("betagp-sl", {}),
     "betagp": ("betagp", {}),
     "berngp": ("berngp", {}),
+    "berngp+anchor": ("berngp", {"covariate": "confidence"}),
 }
 
 
@@ -112,7 +114,7 @@ def run_on_grid(args: argparse.Namespace) -> None:
             raise SystemExit(f"--scheduler: {name!r} means {ESTIMATORS[name]} here but {parse_estimator(name)} "
                              "in pbassess.grid.surface_cells.parse_estimator")
     cells = [SurfaceCell("acs-employment", tuple(ATTRIBUTES), name, budget=int(budget), seed=seed, draws=args.draws or 250,
-                         tune=args.tune, chains=args.chains, min_support=args.min_support)
+                         tune=args.tune or 500, chains=args.chains, min_support=args.min_support)
              for budget in args.budgets.split(",") for seed in range(args.seeds) for name in names]
     with tempfile.TemporaryDirectory() as tmp:
         merged = run_grid(cells, args.out or tmp, scheduler=args.scheduler, progress=False)
@@ -140,7 +142,8 @@ def main() -> None:
     parser.add_argument("--estimators", default="confidence,anchored,cpredictor,beta-i,additive,betagp-slp,berngp")
     parser.add_argument("--draws", type=int, default=0, help="draws per chain (default 0: each estimator's own "
                         "default, 250, or 750 for the anchored model)")
-    parser.add_argument("--tune", type=int, default=500)
+    parser.add_argument("--tune", type=int, default=0, help="tuning steps per chain (default 0: each estimator's own, "
+                        "500, or 1,000 for a GP estimator in the grid eigenbasis)")
     parser.add_argument("--chains", type=int, default=4)
     parser.add_argument("--min-support", type=float, default=50)
     parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
@@ -174,7 +177,7 @@ def main() -> None:
         label = f"miscalibrated synthetic surface (over-confident: {rules})"
     support = full.pool_n if not empirical else full.n
     print(f"{label}: {full.n_arms} arms, {int((support >= args.min_support).sum())} with >= "
-          f"{args.min_support:.0f} items; NUTS {args.chains} x {args.draws or 'default'} (+{args.tune} tune); "
+          f"{args.min_support:.0f} items; NUTS {args.chains} x {args.draws or 'default'} (+{args.tune or 'default'} tune); "
           f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start (other work inflates `sec`; "
           "`cpu` counts this process only)", flush=True)
     header = (f"{'labels':>6s} {'seed':>4s} {'estimator':18s} {'macro':>8s} {'macro-c':>8s} {'worst50':>8s} "
@@ -185,7 +188,8 @@ def main() -> None:
             raise SystemExit("--scheduler runs the ACS cells only")
         run_on_grid(args)
         return
-    sample_kwargs = {"tune": args.tune, "chains": args.chains, **({"draws": args.draws} if args.draws else {})}
+    sample_kwargs = {"chains": args.chains, **({"draws": args.draws} if args.draws else {}),
+                     **({"tune": args.tune} if args.tune else {})}
     for budget in [int(b) for b in args.budgets.split(",")]:
         for seed in range(args.first_seed, args.first_seed + args.seeds):
             kept = hide_labels(preds, budget, seed=seed)
