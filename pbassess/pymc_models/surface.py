@@ -205,6 +205,8 @@ def _gp_latent(name: str, X: np.ndarray, owner: np.ndarray, *, method: str, n_in
 
 #: The grid eigenbasis is used while its arms x grid matrix has at most this many entries (32 MB).
 GRID_BASIS_MAX_ENTRIES = 2**22
+#: ... and while the grid has at most this many cells per arm (z, and its posterior draws, has one value per cell).
+GRID_BASIS_MAX_CELLS_PER_ARM = 4
 #: NUTS defaults of a GP estimator in the grid eigenbasis, whose gradients are cheap. On the
 #: miscalibrated surface (256 arms, 2,000 labels) BernGP at 4 x 250 draws after 500 tuning steps
 #: and target_accept 0.8 had a max R-hat of 1.014-1.071 and up to 4 divergences per fit; at these
@@ -246,7 +248,7 @@ def grid_eigenbasis(X: np.ndarray, owner: np.ndarray, max_entries: int = GRID_BA
         The arms' inputs and every column's attribute (:func:`arm_inputs`).
     max_entries : int
         None when the arms x grid matrix would have more entries (e.g. ACS: 2,554 arms on a grid
-        of 64,800 cells).
+        of 64,800 cells), or the grid more than :data:`GRID_BASIS_MAX_CELLS_PER_ARM` cells per arm.
 
     Returns
     -------
@@ -268,8 +270,8 @@ def grid_eigenbasis(X: np.ndarray, owner: np.ndarray, max_entries: int = GRID_BA
         return None  # a continuous (standardised) column, or not one-hot
     levels = tuple(b.shape[1] for b in blocks)
     n_cells = int(np.prod(levels, dtype=float))
-    if n_cells * X.shape[0] > max_entries:
-        return None
+    if n_cells * X.shape[0] > max_entries or n_cells > GRID_BASIS_MAX_CELLS_PER_ARM * X.shape[0]:
+        return None  # the matrix, or the draws of z (one value per cell), would outgrow the Cholesky form's
     cell = np.ravel_multi_index(tuple(b.argmax(1) for b in blocks), levels)
     vectors, pattern = np.ones((1, 1)), np.zeros((1, 0))
     for n_lev in levels:

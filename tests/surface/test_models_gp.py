@@ -91,6 +91,8 @@ def test_grid_eigenbasis_applies_to_categorical_grids_of_bounded_size_only():
 
     X, owner = arm_inputs(_grid_arms())
     assert grid_eigenbasis(X, owner, max_entries=15 * 24 - 1) is None
+    sparse = ArmCounts.from_arrays([1, 2], [1, 1], values=[[0, 0, 0, 0], [1, 1, 1, 1]], attributes=("a", "b", "c", "d"))
+    assert grid_eigenbasis(*arm_inputs(sparse)) is None  # 16 cells for 2 arms: z's draws would outgrow the arms'
     continuous = ArmCounts.from_arrays([1, 2, 3], [1, 1, 2], values=[[0, 1.5], [1, 2.5], [1, 4.0]],
                                        attributes=("a", "x"), continuous=("x",))
     assert grid_eigenbasis(*arm_inputs(continuous)) is None
