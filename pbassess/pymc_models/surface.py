@@ -221,6 +221,13 @@ class GridEigenbasis:
     ``vectors`` (arms x grid cells): the rows of the full grid's eigenvectors at the arms;
     ``pattern`` (grid cells x 2 K): which factor of attribute k each eigenvector takes (column
     2k: the attribute's constant vector, 2k + 1: one of its contrasts); ``n_levels``: L_k.
+
+    Examples
+    --------
+    >>> X = np.array([[1.0, 0, 1, 0, 0], [0, 1, 0, 0, 1]])  # a binary and a three-level attribute
+    >>> b = grid_eigenbasis(X, np.array([0, 0, 1, 1, 1]))
+    >>> b.n_levels, b.pattern.shape, b.pattern[0].tolist()  # cell 0: both attributes' constant vectors
+    ((2, 3), (6, 4), [1.0, 0.0, 1.0, 0.0])
     """
 
     vectors: np.ndarray
