@@ -94,7 +94,7 @@ __all__ = [
     "BETA_I_LAMBDA", "CALIBRATION_SCALE", "DEFAULT_SCALE_TERM", "GP_ESTIMATORS", "SCALE_TERMS", "AdditiveDesign", "ArmSpec", "BetaISpec",
     "CPredictorSpec", "SurfaceModelSpec", "additive_design", "additive_model", "indicator_design", "anchor_logit", "anchored_arm_scale", "anchored_items", "anchored_model", "calibrated_anchor", "arm_inputs", "beta_i_model",
     "beta_i_prior", "berngp_model", "betagp_model", "count_terms", "cpredictor_model", "global_accuracy_terms",
-    "GRID_GP_SAMPLE_KWARGS", "GridEigenbasis", "gp_latent_form", "grid_eigenbasis", "grid_log_eigenvalues",
+    "ANCHORED_DRAWS", "GRID_GP_SAMPLE_KWARGS", "GridEigenbasis", "gp_latent_form", "grid_eigenbasis", "grid_log_eigenvalues",
     "inducing_inputs", "kernel_similarity", "model_options_for", "observations_from_arm_counts",
     "pool_sparse_counts", "sum_to_zero_basis", "surface_spec", "whitened_projected_latent",
 ]
@@ -178,7 +178,8 @@ def kernel_similarity(arms: Any, lengthscale: float = 1.0) -> np.ndarray:
     return np.exp(-0.5 * sq / lengthscale**2)
 
 
-def _gp_latent(name: str, X: np.ndarray, owner: np.ndarray, *, method: str, n_inducing: int, rng) -> Any:
+def _gp_latent(name: str, X: np.ndarray, owner: np.ndarray, *, form: str, basis: GridEigenbasis | None,
+               n_inducing: int, rng) -> Any:
     """A zero-mean latent GP over the arms with an ARD squared-exponential kernel (one lengthscale
     per attribute, shared by its one-hot columns)."""
     import pymc as pm
@@ -189,12 +190,11 @@ def _gp_latent(name: str, X: np.ndarray, owner: np.ndarray, *, method: str, n_in
     lengthscale = pm.Gamma(f"{name}_lengthscale", alpha=2.0, beta=1.0, shape=n_attr)
     cov = amplitude**2 * pm.gp.cov.ExpQuad(X.shape[1], ls=lengthscale[owner])
     a = X.shape[0]
-    basis = grid_eigenbasis(X, owner, GRID_BASIS_MAX_ENTRIES) if method == "exact" else None
-    if basis is not None:  # the same prior without a Cholesky factor: f = Q diag(sqrt(lambda)) z
+    if form == "eigenbasis":  # the same prior without a Cholesky factor: f = Q diag(sqrt(lambda)) z
         sd = pt.exp(0.5 * (pt.as_tensor_variable(basis.pattern) @ grid_log_eigenvalues(lengthscale, basis.n_levels)))
         z = pm.Normal(f"{name}_z", 0.0, 1.0, shape=basis.vectors.shape[1])
         return amplitude * (pt.as_tensor_variable(basis.vectors) @ (sd * z))
-    if method == "exact":
+    if form == "cholesky":
         chol = pt.linalg.cholesky(cov(X) + 1e-6 * pt.eye(a))
         z = pm.Normal(f"{name}_z", 0.0, 1.0, shape=a)
         return chol @ z
@@ -212,6 +212,11 @@ GRID_BASIS_MAX_CELLS_PER_ARM = 4
 #: and target_accept 0.8 had a max R-hat of 1.014-1.071 and up to 4 divergences per fit; at these
 #: settings 1.003 and none, in 13-23 s.
 GRID_GP_SAMPLE_KWARGS = {"draws": 1000, "tune": 1000, "target_accept": 0.95}
+#: The anchored surface's default draws per chain. On ACS at 2,000 labels (5 seeds) 4 x 750 give a
+#: minimum bulk ESS of 940-1,270 and a max R-hat of 1.004-1.009; 4 x 500 gave 1.011 on two fits of 15
+#: (the R-hat of the largest of the 45 pair scales: R-hat's own noise at ~100 effective draws per
+#: split chain), 4 x 1000 takes 5 s more.
+ANCHORED_DRAWS = 750
 
 
 @dataclass(frozen=True)
@@ -271,15 +276,10 @@ def grid_eigenbasis(X: np.ndarray, owner: np.ndarray, max_entries: int = GRID_BA
     >>> np.allclose(b.vectors @ b.vectors.T, np.eye(3))  # orthonormal rows of an orthogonal matrix
     True
     """
-    n_attr = int(owner.max()) + 1
-    blocks = [X[:, owner == k] for k in range(n_attr)]
-    if any(not np.all(np.isin(b, (0.0, 1.0))) or not np.all(b.sum(1) == 1) for b in blocks):
-        return None  # a continuous (standardised) column, or not one-hot
-    levels = tuple(b.shape[1] for b in blocks)
-    n_cells = int(np.prod(levels, dtype=float))
-    if n_cells * X.shape[0] > max_entries or n_cells > GRID_BASIS_MAX_CELLS_PER_ARM * X.shape[0]:
-        return None  # the matrix, or the draws of z (one value per cell), would outgrow the Cholesky form's
-    cell = np.ravel_multi_index(tuple(b.argmax(1) for b in blocks), levels)
+    grid = _grid_cells(X, owner, max_entries)
+    if grid is None:
+        return None
+    levels, cell = grid
     vectors, pattern = np.ones((1, 1)), np.zeros((1, 0))
     for n_lev in levels:
         q = np.linalg.qr(np.column_stack([np.ones(n_lev), np.eye(n_lev)[:, 1:]]))[0]
@@ -288,6 +288,18 @@ def grid_eigenbasis(X: np.ndarray, owner: np.ndarray, max_entries: int = GRID_BA
         vectors = np.kron(vectors, q)
         pattern = np.hstack([np.kron(pattern, np.ones((n_lev, 1))), np.kron(np.ones((pattern.shape[0], 1)), factor)])
     return GridEigenbasis(vectors[cell], pattern, levels)
+
+
+def _grid_cells(X: np.ndarray, owner: np.ndarray, max_entries: int) -> tuple[tuple[int, ...], np.ndarray] | None:
+    """Every attribute's number of levels and every arm's grid cell, or None where the eigenbasis does not apply."""
+    blocks = [X[:, owner == k] for k in range(int(owner.max()) + 1)]
+    if any(not np.all(np.isin(b, (0.0, 1.0))) or not np.all(b.sum(1) == 1) for b in blocks):
+        return None  # a continuous (standardised) column, or not one-hot
+    levels = tuple(b.shape[1] for b in blocks)
+    n_cells = int(np.prod(levels, dtype=float))
+    if n_cells * X.shape[0] > max_entries or n_cells > GRID_BASIS_MAX_CELLS_PER_ARM * X.shape[0]:
+        return None  # the matrix, or the draws of z (one value per cell), would outgrow the Cholesky form's
+    return levels, np.ravel_multi_index(tuple(b.argmax(1) for b in blocks), levels)
 
 
 def grid_log_eigenvalues(lengthscale: Any, n_levels: tuple[int, ...]) -> Any:
@@ -383,13 +395,15 @@ def gp_latent_form(arms: Any, gp: str | None = None) -> str:
         raise ConfigError(f"unknown GP method {gp!r} (choose exact or projected)")
     if gp == "projected":
         return "projected"
-    if grid_eigenbasis(*arm_inputs(arms), GRID_BASIS_MAX_ENTRIES) is not None:
+    if _grid_cells(*arm_inputs(arms), GRID_BASIS_MAX_ENTRIES) is not None:
         return "eigenbasis"
     return "cholesky" if gp == "exact" or arms.n_arms <= EXACT_GP_MAX_ARMS else "projected"
 
 
-def _gp_method(gp: str | None, arms: Any) -> str:
-    return "projected" if gp_latent_form(arms, gp) == "projected" else "exact"
+def _latent_form_and_basis(arms: Any, gp: str | None, X: np.ndarray, owner: np.ndarray):
+    """:func:`gp_latent_form`, and the grid eigenbasis (built once per model) when that is the form."""
+    form = gp_latent_form(arms, gp)
+    return form, (grid_eigenbasis(X, owner, GRID_BASIS_MAX_ENTRIES) if form == "eigenbasis" else None)
 
 
 def _beta_binomial_potential(name: str, alpha, beta, y: np.ndarray, n: np.ndarray) -> None:
@@ -601,12 +615,12 @@ def betagp_model(arms: Any, *, variant: str = "betagp", scale_term: str = "gamma
     if variant == "betagp-slp":
         n, c = pool_sparse_counts(arms, kernel_similarity(arms), max_labels=pool_max_labels, k=pool_k)
     X, owner = arm_inputs(arms)
-    method = _gp_method(gp, arms)
+    form, basis = _latent_form_and_basis(arms, gp, X, owner)
     rng = as_generator(seed)
     obs = np.arange(arms.n_arms) if counts_as_data else np.flatnonzero(n > 0)
     with pm.Model(coords={"arm": np.arange(arms.n_arms)}) as model:
-        f = _gp_latent("f", X, owner, method=method, n_inducing=n_inducing, rng=rng)
-        g = _gp_latent("g", X, owner, method=method, n_inducing=n_inducing, rng=rng)
+        f = _gp_latent("f", X, owner, form=form, basis=basis, n_inducing=n_inducing, rng=rng)
+        g = _gp_latent("g", X, owner, form=form, basis=basis, n_inducing=n_inducing, rng=rng)
         p0, loc = global_accuracy_terms(arms, counts_as_data)
         mean_f = _mean_intercept(arms, covariate, 1.5, loc)
         mean_g = pm.Normal("g_intercept", 3.0, 1.5)
@@ -649,10 +663,10 @@ def berngp_model(arms: Any, *, covariate: str | None = None, gp: str | None = No
     import pytensor.tensor as pt
 
     X, owner = arm_inputs(arms)
+    form, basis = _latent_form_and_basis(arms, gp, X, owner)
     obs = np.arange(arms.n_arms) if counts_as_data else np.flatnonzero(arms.n > 0)
     with pm.Model(coords={"arm": np.arange(arms.n_arms)}) as model:
-        f = _gp_latent("f", X, owner, method=_gp_method(gp, arms), n_inducing=n_inducing,
-                       rng=as_generator(seed))
+        f = _gp_latent("f", X, owner, form=form, basis=basis, n_inducing=n_inducing, rng=as_generator(seed))
         loc = global_accuracy_terms(arms, counts_as_data)[1] if intercept_loc is None else float(intercept_loc)
         eta = _mean_intercept(arms, covariate, 1.5, loc) + f
         pm.Deterministic("p", pm.math.sigmoid(eta), dims="arm")
@@ -1289,7 +1303,8 @@ class ArmSpec(Spec):
     observed_name = "correct"
     estimator = "surface"
     #: Draws per chain and tuning steps of a NUTS fit, where the model's own differ from the surface
-    #: defaults (the GP estimators in the grid eigenbasis: :data:`GRID_GP_SAMPLE_KWARGS`).
+    #: defaults (the anchored model: :data:`ANCHORED_DRAWS`; the GP estimators in the grid
+    #: eigenbasis: :data:`GRID_GP_SAMPLE_KWARGS`).
     sample_defaults: Mapping[str, int] = {}
 
     def __init__(self, arms: Any, *, observations: Observations | None = None, seed: Any = None) -> None:
@@ -1549,6 +1564,7 @@ class SurfaceModelSpec(ArmSpec):
         if self.anchored:
             # the half-Student-t scales' necks: smaller steps (at 0.8, 10 divergences in 4 x 1000 draws on 32 arms)
             self.nuts_defaults = {"target_accept": 0.95}
+            self.sample_defaults = {"draws": ANCHORED_DRAWS}
             self._model, n_used, c_used = anchored_model(arms, counts_as_data=counts_as_data, **builder_options)
             self.n_used, self.c_used = np.asarray(n_used, float), np.asarray(c_used, float)
             # NUTS keeps the free variables only; complete() evaluates the deterministics afterwards

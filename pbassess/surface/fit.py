@@ -27,6 +27,7 @@ from pbassess.constants import CI_PROB
 from pbassess.errors import ConfigError, DataError
 from pbassess.inference.spec import Observations, Spec
 from pbassess.pymc_models.surface import (
+    ANCHORED_DRAWS,  # noqa: F401 - its home was this module
     DEFAULT_SCALE_TERM,
     BetaISpec,
     CPredictorSpec,
@@ -48,11 +49,6 @@ __all__ = ["DEFAULT_SCALE_TERM", "ESTIMATORS", "INFERENCES", "SURFACE_SAMPLE_KWA
 
 #: Surface fits default to 4 chains x 250 draws after 500 tuning steps (conjugate fits: 4 x 250 exact draws).
 SURFACE_SAMPLE_KWARGS = {"draws": 250, "tune": 500, "chains": 4}
-#: The anchored surface's default draws per chain. On ACS at 2,000 labels (5 seeds) 4 x 750 give a
-#: minimum bulk ESS of 940-1,270 and a max R-hat of 1.004-1.009; 4 x 500 gave 1.011 on two fits of 15
-#: (the R-hat of the largest of the 45 pair scales: R-hat's own noise at ~100 effective draws per
-#: split chain), 4 x 1000 takes 5 s more.
-ANCHORED_DRAWS = 750
 #: ADVI's default number of optimisation steps (``sample_kwargs={"advi_iterations": ...}``).
 ADVI_ITERATIONS = 5000
 
@@ -287,7 +283,7 @@ def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimato
         of Beta-I).
     draws : int, optional
         Posterior draws per chain (default ``sample_kwargs["draws"]``, else 250; 750 for the
-        anchored model, whose gradients are cheap: :data:`ANCHORED_DRAWS`; 1,000 after 1,000
+        anchored model, whose gradients are cheap: :data:`pbassess.pymc_models.surface.ANCHORED_DRAWS`; 1,000 after 1,000
         tuning steps at target_accept 0.95 for a GP estimator over categorical attributes in the
         grid eigenbasis, :data:`pbassess.pymc_models.surface.GRID_GP_SAMPLE_KWARGS`).
 
@@ -363,15 +359,12 @@ def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimato
         covariate, model_options = "confidence", {**dict(model_options or {}), "anchored": False}
     if covariate not in (None, "confidence"):
         raise ConfigError(f"unknown covariate {covariate!r} (choose confidence or confidence-linear)")
-    anchored = (estimator == "additive" and covariate == "confidence"
-                and bool(dict(model_options or {}).get("anchored", True)))
     rng = as_generator(seed)
     model_seed = int(rng.integers(2**31 - 1))
     start = time.perf_counter()
     spec = surface_spec(arms, estimator, model_options=model_options, covariate=covariate, observations=observations,
                         seed=int(rng.integers(2**31 - 1)), model_seed=model_seed)
-    defaults = {"draws": ANCHORED_DRAWS} if anchored else getattr(spec, "sample_defaults", None)
-    per_chain, kwargs, iterations = _draws_and_kwargs(draws, sample_kwargs, defaults)
+    per_chain, kwargs, iterations = _draws_and_kwargs(draws, sample_kwargs, spec.sample_defaults)
     from pbassess.inference import fit
 
     if inference == "advi":
