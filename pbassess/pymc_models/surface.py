@@ -260,7 +260,7 @@ def grid_eigenbasis(X: np.ndarray, owner: np.ndarray, max_entries: int = GRID_BA
         The arms' inputs and every column's attribute (:func:`arm_inputs`).
     max_entries : int
         None when the arms x grid matrix would have more entries (e.g. ACS: 2,554 arms on a grid
-        of 64,800 cells), or the grid more than :data:`GRID_BASIS_MAX_CELLS_PER_ARM` cells per arm.
+        of 86,400 cells), or the grid more than :data:`GRID_BASIS_MAX_CELLS_PER_ARM` cells per arm.
 
     Returns
     -------
