@@ -20,6 +20,10 @@ labels, every labeled arm scored.
 Estimators: ``confidence`` is the label-free baseline (each arm's mean model confidence);
 ``anchored`` (= ``additive+conf``, the grid's name) the confidence-anchored additive model
 (``covariate="confidence"``: calibrated confidence + residual effects that can shrink to zero);
+``anchored+stack`` the anchored fit stacked with the confidence (``stack_confidence=True``: a fraction,
+the confidence's PSIS-LOO stacking weight on the labeled items, of the accuracy draws becomes the
+arm's mean confidence; listed after ``anchored`` it stacks that row's fit, its seconds include the
+fit's; the weight and the ELPD difference are printed below its row);
 ``anchored-indicator`` the same with a coefficient per level and per pair cell
 (``model_options={"coding": "indicator"}``); ``additive+linconf`` the earlier additive model with the confidence as a linear covariate
 (``covariate="confidence-linear"``); ``betagp-slp+anchor`` and ``berngp+anchor`` BetaGP-SLP and
@@ -52,6 +56,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 from pbassess import load_data  # noqa: E402
 from pbassess.surface import count_arms, fit_surface, hide_labels  # noqa: E402
 from pbassess.surface.evaluate import surface_errors, truth_from_pool  # noqa: E402
+from pbassess.surface.stacking import compare_with_confidence, stack_accuracy_draws  # noqa: E402
 
 ATTRIBUTES = ["SEX", "DIS", "NATIVITY", "DEAR", "DEYE", "DREM", "MIG", "CIT", "MAR", "RAC1P"]
 ESTIMATORS = {
@@ -61,6 +66,7 @@ ESTIMATORS = {
     "additive": ("additive", {}),
     "anchored": ("additive", {"covariate": "confidence"}),
     "additive+conf": ("additive", {"covariate": "confidence"}),
+    "anchored+stack": ("additive", {"covariate": "confidence", "stack_confidence": True}),
     "anchored-indicator": ("additive", {"covariate": "confidence", "model_options": {"coding": "indicator"}}),
     "additive+linconf": ("additive", {"covariate": "confidence-linear"}),
     "additive(advi)": ("additive", {"inference": "advi"}),
@@ -194,18 +200,27 @@ def main() -> None:
         for seed in range(args.first_seed, args.first_seed + args.seeds):
             kept = hide_labels(preds, budget, seed=seed)
             arms = count_arms(kept, attributes)
-            nuts_mean = nuts_var = None
+            nuts_mean = nuts_var = anchored = None
             for name in args.estimators.split(","):
                 start, cpu_start = time.perf_counter(), time.process_time()
                 diag: dict = {}
                 if ESTIMATORS[name] is None:
                     mean = arms.confidence
+                elif name == "anchored+stack" and anchored is not None:  # stack the anchored row's fit, not a refit
+                    r, fit_seconds, fit_cpu = anchored
+                    comparison = compare_with_confidence(r.idata, arms)
+                    tree = stack_accuracy_draws(r.idata, arms.confidence, comparison.weight)
+                    mean = tree["posterior"]["accuracy"].mean(("chain", "draw")).to_numpy()
+                    diag = {**(r.diagnostics or {}), **comparison.as_dict()}
+                    start, cpu_start = start - fit_seconds, cpu_start - fit_cpu
                 else:
                     estimator, options = ESTIMATORS[name]
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
                         r = fit_surface(arms, estimator=estimator, seed=seed, sample_kwargs=sample_kwargs, **options)
                     mean, diag = r.mean, r.diagnostics or {}
+                    if name == "anchored":
+                        anchored = (r, time.perf_counter() - start, time.process_time() - cpu_start)
                     if name == "additive":
                         nuts_mean, nuts_var = mean, r.var
                 seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
@@ -213,6 +228,11 @@ def main() -> None:
                 rhat, ess = diag.get("max_rhat"), diag.get("min_ess_bulk")
                 print_row(budget, seed, name, e, seconds, rhat if rhat is not None else float("nan"),
                           int(diag.get("divergences") or 0), ess if ess is not None else float("nan"), cpu)
+                if "confidence_weight" in diag:
+                    print(f"{'':12s}confidence weight {diag['confidence_weight']:.2f}, ELPD anchored - confidence "
+                          f"{diag['elpd_diff_vs_confidence']:+.1f} +- {diag['elpd_diff_vs_confidence_se']:.1f} "
+                          f"over {diag['stacking_items']} labels (max Pareto k {diag['stacking_max_pareto_k']:.2f})",
+                          flush=True)
                 if name == "additive(advi)" and nuts_mean is not None:
                     print_gap(mean, nuts_mean, full.pool_n >= args.min_support, arms.n < 5, r.var, nuts_var, full.pool_n)
 

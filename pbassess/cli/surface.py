@@ -1,7 +1,7 @@
 """``pbassess surface`` and ``pbassess surface-explore``: accuracy surfaces over attribute combinations.
 
 * ``pbassess surface DATA --attributes A,B,... --estimator E [--covariate confidence]
-  [--continuous AGEP,...] [--subsample-labels N]`` and the data, inference
+  [--continuous AGEP,...] [--subsample-labels N] [--stack-confidence]`` and the data, inference
   (``conjugate``/``nuts``/``advi``), seed, interval, output, strict and progress options fits the
   surface and prints, with ``--json``, ``{"attributes", "arms", "n", "pool_n", "mean", "var",
   "hdi", "hdi_low", "hdi_high", "n_labeled", "n_pool", "confidence", "anchor", "diagnostics", "seed",
@@ -59,6 +59,10 @@ def register(subparsers: Any) -> None:
     _common(p)
     p.add_argument("--subsample-labels", type=opt.checked_number("--subsample-labels", integer=True, minimum=1), default=None, metavar="N",
                    help="keep the labels of N random items and hide the rest (evaluation)")
+    p.add_argument("--stack-confidence", action="store_true",
+                   help="with --estimator additive --covariate confidence: stack the anchored surface with the "
+                        "label-free confidence (PSIS-LOO stacking weights on the labeled items), so that labels "
+                        "that show no miscalibration leave the surface on the confidence")
     opt.add_interval(p)
     opt.add_output(p)
     opt.add_strict(p)
@@ -137,7 +141,7 @@ def run_surface(args: argparse.Namespace) -> int:
     with opt.progress(args):
         result = fit_surface(preds, _split(args.attributes), estimator=args.estimator, covariate=args.covariate,
                              continuous=_split(args.continuous), seed=seed, ci_prob=opt.ci_prob_value(args),
-                             **_fit_kwargs(args))
+                             stack_confidence=args.stack_confidence, **_fit_kwargs(args))
 
     def table() -> None:
         frame = result.summary().sort_values("mean")

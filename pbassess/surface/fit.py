@@ -249,7 +249,7 @@ def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimato
                 inference: str | None = None, covariate: str | None = None, continuous: Sequence[str] = (),
                 seed: Any = None, sample_kwargs: Mapping[str, Any] | None = None, ci_prob: float = CI_PROB,
                 model_options: Mapping[str, Any] | None = None, arm_probs: Any = None,
-                arm_values: Any = None, draws: int | None = None) -> SurfaceResult:
+                arm_values: Any = None, draws: int | None = None, stack_confidence: bool = False) -> SurfaceResult:
     r"""Posterior accuracy of every arm by one of the estimators, through :func:`pbassess.inference.fit`.
 
     Parameters
@@ -286,6 +286,14 @@ def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimato
         anchored model, whose gradients are cheap: :data:`pbassess.pymc_models.surface.ANCHORED_DRAWS`; 1,000 after 1,000
         tuning steps at target_accept 0.95 for a GP estimator over categorical attributes in the
         grid eigenbasis, :data:`pbassess.pymc_models.surface.GRID_GP_SAMPLE_KWARGS`).
+    stack_confidence : bool
+        The anchored surface only (``additive`` with ``covariate="confidence"``, fitted on a pool):
+        stack it with the label-free confidence (:mod:`pbassess.surface.stacking`). The labeled
+        items' PSIS-LOO predictive densities under the fit are compared with their exact ones under
+        the confidence, and a fraction (the confidence's stacking weight) of every arm's accuracy
+        draws becomes its mean confidence. Where the labels give no evidence against the
+        confidence the surface stays on it; where they do the weight goes to the fit. The
+        diagnostics gain ``confidence_weight`` and ``elpd_diff_vs_confidence`` (and its ``_se``).
 
     Returns
     -------
@@ -359,6 +367,9 @@ def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimato
         covariate, model_options = "confidence", {**dict(model_options or {}), "anchored": False}
     if covariate not in (None, "confidence"):
         raise ConfigError(f"unknown covariate {covariate!r} (choose confidence or confidence-linear)")
+    if stack_confidence and (estimator != "additive" or covariate != "confidence" or inference != "nuts"):
+        raise ConfigError("stacking with the confidence applies to the confidence-anchored surface: "
+                          "--estimator additive --covariate confidence with NUTS")
     rng = as_generator(seed)
     model_seed = int(rng.integers(2**31 - 1))
     start = time.perf_counter()
@@ -378,11 +389,21 @@ def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimato
         fitted = fit(spec, inference="nuts", draws=per_chain, seed=rng, defer_prior=generator_is_own(seed),
                      sample_kwargs=_free_initvals(kwargs, spec.model()))
         diag = dict(fitted.diagnostics or {})
+    tree = fitted.idata
+    options = {"covariate": covariate, "model_options": dict(model_options or {}), "model_seed": model_seed}
+    if stack_confidence:
+        from pbassess.surface.stacking import compare_with_confidence, stack_accuracy_draws
+
+        if not getattr(spec, "anchored", False):
+            raise ConfigError("stacking with the confidence needs the anchored model (model option anchored=True)")
+        comparison = compare_with_confidence(tree, arms)
+        tree = stack_accuracy_draws(tree, arms.confidence, comparison.weight)
+        diag.update(comparison.as_dict())
+        options["stack_confidence"] = True
     if conjugate_ok:
         prior = {"lambda": spec.lam} if estimator == "beta-i" else {"alpha": 1, "beta": 1}
     else:
         prior = dict(spec.options)
-    options = {"covariate": covariate, "model_options": dict(model_options or {}), "model_seed": model_seed}
-    return surface_result(arms, spec, fitted.idata, inference=inference, ci_prob=ci_prob, diagnostics=diag,
+    return surface_result(arms, spec, tree, inference=inference, ci_prob=ci_prob, diagnostics=diag,
                           prior=prior, options=options, fit_seconds=time.perf_counter() - start,
                           model=fitted.sampled_model)

@@ -282,6 +282,11 @@ class SurfaceResult(AssessmentResult):
             name = f"confidence-anchored {name}"
             shift = np.abs(self.mean - self.surface["anchor"].values)
             moved = f"; the labels move {int((shift > 0.02).sum())} arms more than 0.02 from their calibrated confidence"
+        weight = (self.diagnostics or {}).get("confidence_weight")
+        if weight is not None:  # stacked with the label-free confidence (fit_surface(stack_confidence=True))
+            diff, se = self.diagnostics["elpd_diff_vs_confidence"], self.diagnostics["elpd_diff_vs_confidence_se"]
+            moved += (f"; stacked with the confidence at weight {weight:.2f} (the labels' LOO predictive density "
+                      f"{diff:+.1f} +- {se:.1f} against the confidence's)")
         return self.qualify(f"{name} over {self.arms.n_arms} arms from {int(self.arms.n.sum())} "
                             f"labels: lowest accuracy {self.mean[i]:.3f} ({self.ci_prob:.0%} HDI {lo:.3f}-{hi:.3f}) "
                             f"at {desc}{moved}.")

@@ -3,7 +3,8 @@
 Arms are combinations of SEX x DIS x NATIVITY (8 arms) over 1,500 labels kept at random from the
 277,677 ACS items (all labeled: the others are hidden), so the per-item log-likelihood stays
 small. CPredictor has both inferences (exact Beta, and NUTS on the same model); the additive
-surface and its confidence-anchored form (``covariate="confidence"``) are NUTS only. The data fixture named here (``digits``) is not used: the pool is read
+surface and its confidence-anchored form (``covariate="confidence"``), also stacked with the confidence
+(``stack_confidence=True``), are NUTS only. The data fixture named here (``digits``) is not used: the pool is read
 from the mirror inside each case (the contract's fits are memoised, so once per inference).
 """
 
@@ -29,12 +30,12 @@ def _acs():
     return hide_labels(load_data("acs-employment"), LABELS, seed=0)
 
 
-def _surface(estimator: str, covariate: str | None = None):
+def _surface(estimator: str, covariate: str | None = None, **options):
     def run(_data, inference, seed):
         from pbassess.surface import fit_surface
 
         return fit_surface(_acs(), ATTRIBUTES, estimator=estimator, inference=inference, seed=seed,
-                           sample_kwargs=NUTS, covariate=covariate)
+                           sample_kwargs=NUTS, covariate=covariate, **options)
 
     return run
 
@@ -44,6 +45,7 @@ CASES = {
     "surface-cpredictor": (_surface("cpredictor"), "digits"),
     "surface-additive": (_surface("additive"), "digits"),
     "surface-anchored": (_surface("additive", "confidence"), "digits"),
+    "surface-anchored-stacked": (_surface("additive", "confidence", stack_confidence=True), "digits"),
 }
-NUTS_ONLY = {"surface-additive", "surface-anchored"}
+NUTS_ONLY = {"surface-additive", "surface-anchored", "surface-anchored-stacked"}
 MAIN = {"surface-cpredictor": "accuracy"}

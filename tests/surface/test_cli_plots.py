@@ -47,6 +47,24 @@ def test_surface_bad_input_exits_2(pool_file, capsys):
                  "--inference", "conjugate"]) == 2
 
 
+def test_surface_stack_confidence_flag(pool_file, capsys):
+    """--stack-confidence: the stacking diagnostics in --json and the sentence; refused in one line off the
+    anchored surface."""
+    assert main(["surface", str(pool_file), "--attributes", "a0,a1", "--estimator", "beta-i",
+                 "--stack-confidence"]) == 2
+    assert "applies to the confidence-anchored surface" in capsys.readouterr().err
+    code = main(["surface", str(pool_file), "--attributes", "a0,a1", "--estimator", "additive", "--covariate",
+                 "confidence", "--stack-confidence", "--subsample-labels", "150", "--draws", "200", "--seed", "3",
+                 "--json"])
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    diag = out["diagnostics"]
+    assert 0.0 <= diag["confidence_weight"] <= 1.0 and diag["stacking_items"] == 150
+    assert np.isfinite(diag["elpd_diff_vs_confidence"]) and diag["elpd_diff_vs_confidence_se"] >= 0
+    for lo, m, hi in zip(out["hdi_low"], out["mean"], out["hdi_high"], strict=True):
+        assert lo <= m + 1e-12 and m <= hi + 1e-12
+
+
 @pytest.mark.parametrize("strategy", ["variance", "variance-reduction"])
 def test_surface_explore_json(pool_file, capsys, strategy):
     code = main(["surface-explore", str(pool_file), "--attributes", "a0,a1,a2", "--estimator", "beta-i",

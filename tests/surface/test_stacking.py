@@ -1,0 +1,158 @@
+"""Stacking the anchored surface with the label-free confidence (issue 21: never worse than the anchor)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from pbassess.errors import ConfigError
+from pbassess.surface import ArmCounts, count_arms, fit_surface, hide_labels
+from pbassess.surface.evaluate import surface_errors
+from pbassess.surface.stacking import (
+    compare_with_confidence,
+    stack_accuracy_draws,
+    stacking_weights,
+)
+from pbassess.surface.synthetic import miscalibrated_surface
+
+
+def _loo_tree(log_lik: np.ndarray) -> xr.DataTree:
+    chains, draws, _ = log_lik.shape
+    return xr.DataTree.from_dict({
+        "posterior": xr.Dataset({"x": (("chain", "draw"), np.zeros((chains, draws)))}),
+        "log_likelihood": xr.Dataset({"correct": (("chain", "draw", "item"), log_lik)}),
+    })
+
+
+def test_two_model_weights_have_the_closed_form():
+    """n1 items with densities (0.9, 0.3) and n2 with (0.2, 0.6): the optimum of
+    n1 log(0.3 + 0.6 w) + n2 log(0.6 - 0.4 w) is w = (0.36 n1 - 0.12 n2) / (0.24 (n1 + n2))."""
+    for n1, n2 in ((10, 10), (20, 10), (13, 7)):
+        lpd = np.log(np.array([[0.9, 0.3]] * n1 + [[0.2, 0.6]] * n2))
+        expected = (0.36 * n1 - 0.12 * n2) / (0.24 * (n1 + n2))
+        np.testing.assert_allclose(stacking_weights(lpd), [expected, 1 - expected], atol=1e-5)
+    # a per-item constant does not move the weights (densities rescaled item by item)
+    lpd = np.log(np.array([[0.9, 0.3]] * 20 + [[0.2, 0.6]] * 10)) + np.linspace(-30, 5, 30)[:, None]
+    np.testing.assert_allclose(stacking_weights(lpd)[0], 6.0 / 7.2, atol=1e-5)
+
+
+def test_weights_equal_arviz_stacking_on_psis_loo():
+    """The same objective as ``arviz_stats.compare(method="stacking")``, on two models with posterior draws."""
+    import arviz as az
+
+    rng = np.random.default_rng(4)
+    p = rng.uniform(0.55, 0.95, size=200)
+    right = rng.random(200) < p
+    loos = {}
+    first = np.arange(200) < 100
+    for name, bias in (("first", np.where(first, 0.0, 1.5)), ("second", np.where(first, 1.5, 0.0))):
+        # each model is off (a logit bias) on half of the items: neither dominates
+        eta = np.log(p / (1 - p)) - bias + rng.normal(0, 0.2, size=(2, 300, 200))
+        q = 1.0 / (1.0 + np.exp(-eta))
+        loos[name] = az.loo(_loo_tree(np.where(right, np.log(q), np.log1p(-q))), pointwise=True)
+    table = az.compare(loos, method="stacking", round_to="none")  # unrounded weights
+    pointwise = np.column_stack([np.asarray(loos[n].elpd_i).ravel() for n in ("first", "second")])
+    ours = stacking_weights(pointwise)
+    np.testing.assert_allclose(ours, table.loc[["first", "second"], "weight"].to_numpy(dtype=float), atol=2e-3)
+    assert 0.0 < ours[0] < 1.0  # a real mixture, not a corner
+
+
+def test_weights_refuse_bad_input_in_one_line():
+    for bad in (np.zeros((0, 2)), np.array([[0.0, np.nan]]), np.zeros(3)):
+        with pytest.raises(ConfigError, match="stacking needs"):
+            stacking_weights(bad)
+    assert stacking_weights(np.zeros((4, 1))).tolist() == [1.0]
+
+
+def test_stacked_draws_are_the_mixture_and_leave_the_rest_alone():
+    rng = np.random.default_rng(0)
+    acc = rng.beta(8, 2, size=(4, 50, 3))
+    tree = _loo_tree(np.log(rng.uniform(0.5, 0.9, size=(4, 50, 7))))
+    tree["posterior"] = xr.DataTree(xr.Dataset({"accuracy": (("chain", "draw", "arm"), acc),
+                                                "x": (("chain", "draw"), np.zeros((4, 50)))}))
+    conf = np.array([0.7, np.nan, 0.95])
+    for weight in (0.0, 0.3, 0.51, 1.0):
+        out = stack_accuracy_draws(tree, conf, weight)
+        got = out["posterior"]["accuracy"].to_numpy().reshape(200, 3)
+        replaced = np.isclose(got[:, 0], 0.7)
+        assert replaced.sum() == round(weight * 200)
+        np.testing.assert_allclose(got[:, 1], acc.reshape(200, 3)[:, 1])  # no confidence: the fit's draws
+        np.testing.assert_allclose(got[~replaced], acc.reshape(200, 3)[~replaced])
+        np.testing.assert_allclose(got[replaced, 2], 0.95)
+        xr.testing.assert_identical(out["log_likelihood"].to_dataset(), tree["log_likelihood"].to_dataset())
+    np.testing.assert_allclose(tree["posterior"]["accuracy"].to_numpy(), acc)  # the input is not modified
+    with pytest.raises(ConfigError, match=r"in \[0, 1\]"):
+        stack_accuracy_draws(tree, conf, 1.5)
+
+
+def test_stacking_refuses_what_it_cannot_stack():
+    arms = ArmCounts.from_arrays([20, 5], [15, 4], values=[[0], [1]], attributes=("sex",))
+    with pytest.raises(ConfigError, match="confidence-anchored surface"):
+        fit_surface(arms, estimator="beta-i", stack_confidence=True)
+    with pytest.raises(ConfigError, match="confidence-anchored surface"):
+        fit_surface(arms, estimator="berngp", covariate="confidence", stack_confidence=True)
+
+
+@pytest.fixture(scope="module")
+def miscalibrated_fit():
+    """One real NUTS fit of the anchored surface on a pool whose confidence is over-confident on one rule."""
+    s = miscalibrated_surface(6000, 3, seed=1, n_rules=1, shift=(0.15, 0.2))
+    kept = hide_labels(s.preds, 600, seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain = fit_surface(kept, list(s.attributes), estimator="additive", covariate="confidence", seed=0)
+        stacked = fit_surface(kept, list(s.attributes), estimator="additive", covariate="confidence", seed=0,
+                              stack_confidence=True)
+    return s, plain, stacked
+
+
+def test_labels_that_show_a_miscalibration_keep_the_fit(miscalibrated_fit):
+    """A rule over-confident by 0.15-0.2: the anchored fit predicts the labels better than the
+    confidence, stacking leaves (almost) all weight on it, and the stacked surface is the fit's."""
+    s, plain, stacked = miscalibrated_fit
+    d = stacked.diagnostics
+    assert d["elpd_diff_vs_confidence"] > 2 * d["elpd_diff_vs_confidence_se"] > 0
+    assert d["confidence_weight"] < 0.2 and d["stacking_items"] == 600
+    mixture = d["confidence_weight"] * stacked.arms.confidence + (1 - d["confidence_weight"]) * plain.mean
+    np.testing.assert_allclose(stacked.mean, mixture, atol=2e-3)  # the same seed, the same NUTS draws
+    truth, support = s.arm_truth(stacked.arms.values), count_arms(s.preds, s.attributes).pool_n
+    mse = {k: surface_errors(m, truth, support, truth_is_empirical=False)["macro_mse"]
+           for k, m in (("conf", stacked.arms.confidence), ("stacked", stacked.mean))}
+    assert mse["stacked"] < 0.5 * mse["conf"]
+    assert "stacked with the confidence at weight" in stacked.sentence()
+    out = stacked.to_json()
+    assert out["diagnostics"]["confidence_weight"] == d["confidence_weight"]
+    assert stacked.options["stack_confidence"] is True
+
+
+@pytest.mark.slow
+def test_labels_from_a_calibrated_confidence_move_the_surface_to_it():
+    """The confidence is the labels' true distribution (no rule): over 3 seeds the confidence gets
+    most of the stacking weight on average and the stacked surface is closer to the truth than
+    the anchored fit alone (the anchored fit's error there is the sampling noise of its map)."""
+    s = miscalibrated_surface(20000, 4, seed=2, n_rules=0)
+    support = count_arms(s.preds, s.attributes).pool_n
+    weights, gains = [], []
+    for seed in range(3):
+        kept = hide_labels(s.preds, 300, seed=seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = fit_surface(kept, list(s.attributes), estimator="additive", covariate="confidence", seed=seed)
+        c = compare_with_confidence(r.idata, r.arms)
+        mean = stack_accuracy_draws(r.idata, r.arms.confidence, c.weight)["posterior"]["accuracy"].mean(("chain", "draw"))
+        truth = s.arm_truth(r.arms.values)
+        err = [surface_errors(m, truth, support, truth_is_empirical=False)["macro_mse"] for m in (r.mean, mean.values)]
+        weights.append(c.weight)
+        gains.append(err[0] - err[1])
+    assert np.mean(weights) > 0.5
+    assert np.mean(gains) >= 0.0
+
+
+def test_counts_without_items_cannot_be_stacked():
+    arms = ArmCounts.from_arrays([20, 5], [15, 4], values=[[0], [1]], attributes=("sex",))
+    tree = _loo_tree(np.zeros((1, 2, 25)))
+    with pytest.raises(ConfigError, match="labeled items' own confidences"):
+        compare_with_confidence(tree, arms)
