@@ -55,7 +55,8 @@ def parse_estimator(name: str) -> tuple[str | None, dict[str, Any]]:
     estimator at the calibrated confidence (``covariate="confidence"``; ``anchored`` is ``additive+conf``),
     ``+linconf`` takes the mean confidence as a linear covariate (``covariate="confidence-linear"``);
     ``anchored-indicator`` is the anchored model with its residual coded by indicators
-    (``model_options={"coding": "indicator"}``).
+    (``model_options={"coding": "indicator"}``); ``anchored+stack`` the anchored model stacked with the
+    label-free confidence (``stack_confidence=True``).
 
     Examples
     --------
@@ -65,6 +66,8 @@ def parse_estimator(name: str) -> tuple[str | None, dict[str, Any]]:
     (('additive', {'covariate': 'confidence'}), ('additive', {'covariate': 'confidence-linear'}))
     >>> parse_estimator("anchored-indicator")
     ('additive', {'covariate': 'confidence', 'model_options': {'coding': 'indicator'}})
+    >>> parse_estimator("anchored+stack")
+    ('additive', {'covariate': 'confidence', 'stack_confidence': True})
     """
     from pbassess.surface.fit import ESTIMATORS, INFERENCES
 
@@ -76,6 +79,8 @@ def parse_estimator(name: str) -> tuple[str | None, dict[str, Any]]:
         options["inference"] = inference
     if base == "anchored-indicator":  # the anchored model with a coefficient per level and per pair cell
         base, options = "additive+conf", {"model_options": {"coding": "indicator"}, **options}
+    if base == "anchored+stack":  # the anchored model stacked with the label-free confidence
+        base, options = "additive+conf", {"stack_confidence": True, **options}
     if base == "anchored":
         base = "additive+conf"
     for suffix, covariate in (("+conf", "confidence"), ("+anchor", "confidence"), ("+linconf", "confidence-linear")):
@@ -87,7 +92,7 @@ def parse_estimator(name: str) -> tuple[str | None, dict[str, Any]]:
         return None, {}
     if base not in ESTIMATORS:
         raise ConfigError(f"unknown surface estimator {name!r} (choose from confidence, {', '.join(ESTIMATORS)}, "
-                          "anchored, anchored-indicator, optionally with +conf, +anchor or +linconf and (nuts|advi|conjugate))")
+                          "anchored, anchored-indicator, anchored+stack, optionally with +conf, +anchor or +linconf and (nuts|advi|conjugate))")
     return base, options
 
 

@@ -94,7 +94,7 @@ __all__ = [
     "BETA_I_LAMBDA", "CALIBRATION_SCALE", "DEFAULT_SCALE_TERM", "GP_ESTIMATORS", "SCALE_TERMS", "AdditiveDesign", "ArmSpec", "BetaISpec",
     "CPredictorSpec", "SurfaceModelSpec", "additive_design", "additive_model", "indicator_design", "anchor_logit", "anchored_arm_scale", "anchored_items", "anchored_model", "calibrated_anchor", "arm_inputs", "beta_i_model",
     "beta_i_prior", "berngp_model", "betagp_model", "count_terms", "cpredictor_model", "global_accuracy_terms",
-    "ANCHORED_DRAWS", "GRID_GP_SAMPLE_KWARGS", "GridEigenbasis", "gp_latent_form", "grid_eigenbasis", "grid_log_eigenvalues",
+    "ANCHORED_DRAWS", "GRID_GP_MAX_ORDER", "GRID_GP_SAMPLE_KWARGS", "GridEigenbasis", "gp_latent_form", "grid_eigenbasis", "grid_log_eigenvalues",
     "inducing_inputs", "kernel_similarity", "model_options_for", "observations_from_arm_counts",
     "pool_sparse_counts", "sum_to_zero_basis", "surface_spec", "whitened_projected_latent",
 ]
@@ -179,9 +179,11 @@ def kernel_similarity(arms: Any, lengthscale: float = 1.0) -> np.ndarray:
 
 
 def _gp_latent(name: str, X: np.ndarray, owner: np.ndarray, *, form: str, basis: GridEigenbasis | None,
-               n_inducing: int, rng) -> Any:
+               n_inducing: int, rng, rows: np.ndarray | None = None) -> tuple[Any, Any]:
     """A zero-mean latent GP over the arms with an ARD squared-exponential kernel (one lengthscale
-    per attribute, shared by its one-hot columns)."""
+    per attribute, shared by its one-hot columns): its values at every arm, and at ``rows`` (the
+    likelihood's arms; in a grid basis computed from those rows of the basis only, so a gradient
+    does not pay for the unlabeled arms)."""
     import pymc as pm
     import pytensor.tensor as pt
 
@@ -190,17 +192,22 @@ def _gp_latent(name: str, X: np.ndarray, owner: np.ndarray, *, form: str, basis:
     lengthscale = pm.Gamma(f"{name}_lengthscale", alpha=2.0, beta=1.0, shape=n_attr)
     cov = amplitude**2 * pm.gp.cov.ExpQuad(X.shape[1], ls=lengthscale[owner])
     a = X.shape[0]
-    if form == "eigenbasis":  # the same prior without a Cholesky factor: f = Q diag(sqrt(lambda)) z
+    rows = np.arange(a) if rows is None else np.asarray(rows, dtype=np.int64)
+    if form in ("eigenbasis", "truncated"):  # the same prior without a Cholesky factor: f = Q diag(sqrt(lambda)) z
         sd = pt.exp(0.5 * (pt.as_tensor_variable(basis.pattern) @ grid_log_eigenvalues(lengthscale, basis.n_levels)))
         z = pm.Normal(f"{name}_z", 0.0, 1.0, shape=basis.vectors.shape[1])
-        return amplitude * (pt.as_tensor_variable(basis.vectors) @ (sd * z))
+        weights = amplitude * (sd * z)
+        f = pt.as_tensor_variable(basis.vectors) @ weights
+        return f, (f if rows.size == a else pt.as_tensor_variable(basis.vectors[rows]) @ weights)
     if form == "cholesky":
         chol = pt.linalg.cholesky(cov(X) + 1e-6 * pt.eye(a))
         z = pm.Normal(f"{name}_z", 0.0, 1.0, shape=a)
-        return chol @ z
+        f = chol @ z
+        return f, f[rows]
     inducing = inducing_inputs(X, n_inducing, rng)
     v = pm.Normal(f"{name}_v", 0.0, 1.0, shape=inducing.shape[0])
-    return whitened_projected_latent(X, inducing, amplitude, lengthscale[owner], v)
+    f = whitened_projected_latent(X, inducing, amplitude, lengthscale[owner], v)
+    return f, f[rows]
 
 
 #: The grid eigenbasis is used while its arms x grid matrix has at most this many entries (32 MB).
@@ -217,6 +224,13 @@ GRID_GP_SAMPLE_KWARGS = {"draws": 1000, "tune": 1000, "target_accept": 0.95}
 #: (the R-hat of the largest of the 45 pair scales: R-hat's own noise at ~100 effective draws per
 #: split chain), 4 x 1000 takes 5 s more.
 ANCHORED_DRAWS = 750
+#: Where every attribute is categorical but the grid is too large for its full eigenbasis, the GP
+#: keeps the basis's components of at most this many attributes (its main effects and pairs, with
+#: their exact eigenvalues; the higher-order interactions are left out). On ACS (2,554 arms, 86,400
+#: cells) that is 308 components, in place of the projected process's 64 inducing inputs.
+GRID_GP_MAX_ORDER = 2
+#: ... while that basis (arms x components) has at most this many entries (128 MB), else the projected process.
+TRUNCATED_BASIS_MAX_ENTRIES = 2**24
 
 
 @dataclass(frozen=True)
@@ -240,7 +254,8 @@ class GridEigenbasis:
     n_levels: tuple[int, ...]
 
 
-def grid_eigenbasis(X: np.ndarray, owner: np.ndarray, max_entries: int = GRID_BASIS_MAX_ENTRIES) -> GridEigenbasis | None:
+def grid_eigenbasis(X: np.ndarray, owner: np.ndarray, max_entries: int = GRID_BASIS_MAX_ENTRIES,
+                    max_order: int | None = None) -> GridEigenbasis | None:
     """The eigenbasis of the GP kernel over categorical arms, or None where it does not apply.
 
     On one-hot inputs the ARD squared-exponential kernel (one lengthscale l_k per attribute) is a
@@ -261,6 +276,12 @@ def grid_eigenbasis(X: np.ndarray, owner: np.ndarray, max_entries: int = GRID_BA
     max_entries : int
         None when the arms x grid matrix would have more entries (e.g. ACS: 2,554 arms on a grid
         of 86,400 cells), or the grid more than :data:`GRID_BASIS_MAX_CELLS_PER_ARM` cells per arm.
+    max_order : int, optional
+        Keep only the eigenvectors that are contrasts in at most this many attributes (constant
+        in the others): the kernel's ANOVA components of order <= ``max_order``, whose
+        eigenvalues are exact, with the higher-order interactions left out. ``max_order`` = the
+        number of attributes is the full basis. Used where the full grid is too large
+        (:data:`GRID_GP_MAX_ORDER`; ACS: 308 components instead of 86,400 cells).
 
     Returns
     -------
@@ -276,13 +297,14 @@ def grid_eigenbasis(X: np.ndarray, owner: np.ndarray, max_entries: int = GRID_BA
     >>> np.allclose(b.vectors @ b.vectors.T, np.eye(3))  # orthonormal rows of an orthogonal matrix
     True
     """
+    if max_order is not None:
+        return _truncated_grid_basis(X, owner, int(max_order), max_entries)
     grid = _grid_cells(X, owner, max_entries)
     if grid is None:
         return None
     levels, cell = grid
     vectors, pattern = np.ones((1, 1)), np.zeros((1, 0))
-    for n_lev in levels:
-        q = np.linalg.qr(np.column_stack([np.ones(n_lev), np.eye(n_lev)[:, 1:]]))[0]
+    for n_lev, q in zip(levels, _level_bases(levels), strict=True):
         factor = np.zeros((n_lev, 2))
         factor[0, 0], factor[1:, 1] = 1.0, 1.0
         vectors = np.kron(vectors, q)
@@ -290,10 +312,60 @@ def grid_eigenbasis(X: np.ndarray, owner: np.ndarray, max_entries: int = GRID_BA
     return GridEigenbasis(vectors[cell], pattern, levels)
 
 
-def _grid_cells(X: np.ndarray, owner: np.ndarray, max_entries: int) -> tuple[tuple[int, ...], np.ndarray] | None:
-    """Every attribute's number of levels and every arm's grid cell, or None where the eigenbasis does not apply."""
+def _level_bases(levels: tuple[int, ...]) -> list[np.ndarray]:
+    """Each attribute's orthonormal basis: the constant vector first, then its contrasts."""
+    return [np.linalg.qr(np.column_stack([np.ones(n_lev), np.eye(n_lev)[:, 1:]]))[0] for n_lev in levels]
+
+
+def _one_hot_levels(X: np.ndarray, owner: np.ndarray) -> list[np.ndarray] | None:
+    """Every attribute's one-hot block, or None when a column is continuous (standardised) or not one-hot."""
     blocks = [X[:, owner == k] for k in range(int(owner.max()) + 1)]
     if any(not np.all(np.isin(b, (0.0, 1.0))) or not np.all(b.sum(1) == 1) for b in blocks):
+        return None
+    return blocks
+
+
+def _truncated_size(levels: tuple[int, ...], max_order: int) -> int:
+    """The number of eigenvectors that are contrasts in at most ``max_order`` of the attributes."""
+    from itertools import combinations
+
+    return sum(int(np.prod([levels[k] - 1 for k in subset], dtype=float))
+               for order in range(min(max_order, len(levels)) + 1) for subset in combinations(range(len(levels)), order))
+
+
+def _truncated_grid_basis(X: np.ndarray, owner: np.ndarray, max_order: int, max_entries: int) -> GridEigenbasis | None:
+    """:func:`grid_eigenbasis` restricted to the components of at most ``max_order`` attributes."""
+    from itertools import combinations
+
+    blocks = _one_hot_levels(X, owner)
+    if blocks is None:
+        return None
+    levels = tuple(b.shape[1] for b in blocks)
+    if _truncated_size(levels, max_order) * X.shape[0] > max_entries:
+        return None
+    level = [b.argmax(1) for b in blocks]
+    rows = [q[lev] for q, lev in zip(_level_bases(levels), level, strict=True)]  # arm x (constant, contrasts)
+    columns, patterns = [], []
+    for order in range(min(max_order, len(levels)) + 1):
+        for subset in combinations(range(len(levels)), order):
+            block = np.ones((X.shape[0], 1))
+            pattern = np.zeros(2 * len(levels))
+            for k in range(len(levels)):
+                if k in subset:  # a contrast of attribute k (every one of them: an outer product)
+                    block = (block[:, :, None] * rows[k][:, None, 1:]).reshape(X.shape[0], -1)
+                    pattern[2 * k + 1] = 1.0
+                else:  # attribute k's constant vector
+                    block = block * rows[k][:, :1]
+                    pattern[2 * k] = 1.0
+            columns.append(block)
+            patterns.append(np.repeat(pattern[None], block.shape[1], axis=0))
+    return GridEigenbasis(np.hstack(columns), np.vstack(patterns), levels)
+
+
+def _grid_cells(X: np.ndarray, owner: np.ndarray, max_entries: int) -> tuple[tuple[int, ...], np.ndarray] | None:
+    """Every attribute's number of levels and every arm's grid cell, or None where the eigenbasis does not apply."""
+    blocks = _one_hot_levels(X, owner)
+    if blocks is None:
         return None  # a continuous (standardised) column, or not one-hot
     levels = tuple(b.shape[1] for b in blocks)
     n_cells = int(np.prod(levels, dtype=float))
@@ -376,13 +448,18 @@ def whitened_projected_latent(X: np.ndarray, inducing: np.ndarray, amplitude: An
     return k_xu @ solve_triangular(chol.T, v, lower=False)
 
 
-def gp_latent_form(arms: Any, gp: str | None = None) -> str:
+def gp_latent_form(arms: Any, gp: str | None = None, *, truncated_by_default: bool = True) -> str:
     """How the GP estimators write their latent GP over ``arms``: ``"eigenbasis"`` (exact, the grid's
-    fixed eigenvectors: :func:`grid_eigenbasis`), ``"cholesky"`` (exact, a Cholesky factor of the
-    arms' kernel: continuous attributes, up to 300 arms) or ``"projected"`` (64 inducing inputs).
+    fixed eigenvectors: :func:`grid_eigenbasis`), ``"truncated"`` (the eigenbasis's components of
+    at most :data:`GRID_GP_MAX_ORDER` attributes: categorical attributes on a grid too large for
+    the full basis), ``"cholesky"`` (exact, a Cholesky factor of the arms' kernel: continuous
+    attributes, up to 300 arms) or ``"projected"`` (64 inducing inputs).
 
-    ``gp`` ("exact" or "projected") forces the method; by default the GP is exact when the
-    eigenbasis applies or there are at most 300 arms.
+    ``gp`` ("exact", "truncated" or "projected") forces the method; by default the GP is exact
+    when the eigenbasis applies or there are at most 300 arms, else truncated when every
+    attribute is categorical (unless ``truncated_by_default`` is False: the BetaGP models, whose
+    truncated fit on ACS had not finished in 17 minutes where the projected one takes ~5), else
+    projected.
 
     Examples
     --------
@@ -391,19 +468,34 @@ def gp_latent_form(arms: Any, gp: str | None = None) -> str:
     >>> gp_latent_form(arms), gp_latent_form(arms, "projected")
     ('eigenbasis', 'projected')
     """
-    if gp not in (None, "exact", "projected"):
-        raise ConfigError(f"unknown GP method {gp!r} (choose exact or projected)")
+    if gp not in (None, "exact", "truncated", "projected"):
+        raise ConfigError(f"unknown GP method {gp!r} (choose exact, truncated or projected)")
     if gp == "projected":
         return "projected"
-    if _grid_cells(*arm_inputs(arms), GRID_BASIS_MAX_ENTRIES) is not None:
+    X, owner = arm_inputs(arms)
+    if gp != "truncated" and _grid_cells(X, owner, GRID_BASIS_MAX_ENTRIES) is not None:
         return "eigenbasis"
-    return "cholesky" if gp == "exact" or arms.n_arms <= EXACT_GP_MAX_ARMS else "projected"
+    if gp == "exact" or (gp is None and arms.n_arms <= EXACT_GP_MAX_ARMS):
+        return "cholesky"
+    blocks = _one_hot_levels(X, owner) if gp == "truncated" or truncated_by_default else None
+    if blocks is not None and _truncated_size(tuple(b.shape[1] for b in blocks), GRID_GP_MAX_ORDER) * arms.n_arms \
+            <= TRUNCATED_BASIS_MAX_ENTRIES:
+        return "truncated"
+    if gp == "truncated":
+        raise ConfigError("the truncated GP needs categorical attributes (a continuous one has no grid) and a basis "
+                          f"of at most {TRUNCATED_BASIS_MAX_ENTRIES:,} entries (arms x components)")
+    return "projected"
 
 
-def _latent_form_and_basis(arms: Any, gp: str | None, X: np.ndarray, owner: np.ndarray):
+def _latent_form_and_basis(arms: Any, gp: str | None, X: np.ndarray, owner: np.ndarray,
+                           truncated_by_default: bool = True):
     """:func:`gp_latent_form`, and the grid eigenbasis (built once per model) when that is the form."""
-    form = gp_latent_form(arms, gp)
-    return form, (grid_eigenbasis(X, owner, GRID_BASIS_MAX_ENTRIES) if form == "eigenbasis" else None)
+    form = gp_latent_form(arms, gp, truncated_by_default=truncated_by_default)
+    if form == "eigenbasis":
+        return form, grid_eigenbasis(X, owner, GRID_BASIS_MAX_ENTRIES)
+    if form == "truncated":
+        return form, grid_eigenbasis(X, owner, TRUNCATED_BASIS_MAX_ENTRIES, max_order=GRID_GP_MAX_ORDER)
+    return form, None
 
 
 def _beta_binomial_potential(name: str, alpha, beta, y: np.ndarray, n: np.ndarray) -> None:
@@ -615,12 +707,12 @@ def betagp_model(arms: Any, *, variant: str = "betagp", scale_term: str = "gamma
     if variant == "betagp-slp":
         n, c = pool_sparse_counts(arms, kernel_similarity(arms), max_labels=pool_max_labels, k=pool_k)
     X, owner = arm_inputs(arms)
-    form, basis = _latent_form_and_basis(arms, gp, X, owner)
+    form, basis = _latent_form_and_basis(arms, gp, X, owner, truncated_by_default=False)
     rng = as_generator(seed)
     obs = np.arange(arms.n_arms) if counts_as_data else np.flatnonzero(n > 0)
     with pm.Model(coords={"arm": np.arange(arms.n_arms)}) as model:
-        f = _gp_latent("f", X, owner, form=form, basis=basis, n_inducing=n_inducing, rng=rng)
-        g = _gp_latent("g", X, owner, form=form, basis=basis, n_inducing=n_inducing, rng=rng)
+        f = _gp_latent("f", X, owner, form=form, basis=basis, n_inducing=n_inducing, rng=rng)[0]
+        g = _gp_latent("g", X, owner, form=form, basis=basis, n_inducing=n_inducing, rng=rng)[0]
         p0, loc = global_accuracy_terms(arms, counts_as_data)
         mean_f = _mean_intercept(arms, covariate, 1.5, loc)
         mean_g = pm.Normal("g_intercept", 3.0, 1.5)
@@ -666,12 +758,14 @@ def berngp_model(arms: Any, *, covariate: str | None = None, gp: str | None = No
     form, basis = _latent_form_and_basis(arms, gp, X, owner)
     obs = np.arange(arms.n_arms) if counts_as_data else np.flatnonzero(arms.n > 0)
     with pm.Model(coords={"arm": np.arange(arms.n_arms)}) as model:
-        f = _gp_latent("f", X, owner, form=form, basis=basis, n_inducing=n_inducing, rng=as_generator(seed))
+        f, f_obs = _gp_latent("f", X, owner, form=form, basis=basis, n_inducing=n_inducing, rng=as_generator(seed),
+                              rows=obs)
         loc = global_accuracy_terms(arms, counts_as_data)[1] if intercept_loc is None else float(intercept_loc)
-        eta = _mean_intercept(arms, covariate, 1.5, loc) + f
-        pm.Deterministic("p", pm.math.sigmoid(eta), dims="arm")
+        mean = _mean_intercept(arms, covariate, 1.5, loc)
+        pm.Deterministic("p", pm.math.sigmoid(mean + f), dims="arm")
+        eta_obs = (mean[obs] if covariate is not None else mean) + f_obs
         y, n = count_terms(arms.correct, arms.n, obs, counts_as_data)
-        pm.Potential("likelihood", -(y * pt.softplus(-eta[obs]) + (n - y) * pt.softplus(eta[obs])).sum())
+        pm.Potential("likelihood", -(y * pt.softplus(-eta_obs) + (n - y) * pt.softplus(eta_obs)).sum())
     return model
 
 
@@ -1581,9 +1675,13 @@ class SurfaceModelSpec(ArmSpec):
             self._model, n_used, c_used = betagp_model(arms, variant=estimator, covariate=covariate, seed=model_seed,
                                                        counts_as_data=counts_as_data, **self.options)
             self.n_used, self.c_used = np.asarray(n_used, float), np.asarray(c_used, float)
-        if estimator != "additive" and gp_latent_form(arms, self.options.get("gp")) == "eigenbasis":
+        if estimator != "additive" and gp_latent_form(arms, self.options.get("gp"), truncated_by_default=self.bernoulli) \
+                in ("eigenbasis", "truncated"):
             self.nuts_defaults = {"target_accept": GRID_GP_SAMPLE_KWARGS["target_accept"]}
             self.sample_defaults = {k: GRID_GP_SAMPLE_KWARGS[k] for k in ("draws", "tune")}
+            # NUTS keeps the free variables only: the per-arm deterministics at every draw, tuning
+            # included, would cost more than the gradient (complete() evaluates them afterwards)
+            self.nuts_var_names = tuple(v.name for v in self._model.free_RVs)
         model = self._model
         self.free = [v.name for v in model.free_RVs]
         self.deterministics = [v.name for v in model.deterministics]

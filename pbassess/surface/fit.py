@@ -285,7 +285,7 @@ def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimato
         Posterior draws per chain (default ``sample_kwargs["draws"]``, else 250; 750 for the
         anchored model, whose gradients are cheap: :data:`pbassess.pymc_models.surface.ANCHORED_DRAWS`; 1,000 after 1,000
         tuning steps at target_accept 0.95 for a GP estimator over categorical attributes in the
-        grid eigenbasis, :data:`pbassess.pymc_models.surface.GRID_GP_SAMPLE_KWARGS`).
+        grid eigenbasis, full or truncated, :data:`pbassess.pymc_models.surface.GRID_GP_SAMPLE_KWARGS`).
     stack_confidence : bool
         The anchored surface only (``additive`` with ``covariate="confidence"``, fitted on a pool):
         stack it with the label-free confidence (:mod:`pbassess.surface.stacking`). The labeled
