@@ -375,6 +375,12 @@ def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimato
     start = time.perf_counter()
     spec = surface_spec(arms, estimator, model_options=model_options, covariate=covariate, observations=observations,
                         seed=int(rng.integers(2**31 - 1)), model_seed=model_seed)
+    if stack_confidence:  # refused before sampling, not after
+        from pbassess.surface.stacking import confidence_items
+
+        if not getattr(spec, "anchored", False):
+            raise ConfigError("stacking with the confidence needs the anchored model (model option anchored=True)")
+        confidence_items(arms)
     per_chain, kwargs, iterations = _draws_and_kwargs(draws, sample_kwargs, spec.sample_defaults)
     from pbassess.inference import fit
 
@@ -394,8 +400,6 @@ def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimato
     if stack_confidence:
         from pbassess.surface.stacking import compare_with_confidence, stack_accuracy_draws
 
-        if not getattr(spec, "anchored", False):
-            raise ConfigError("stacking with the confidence needs the anchored model (model option anchored=True)")
         comparison = compare_with_confidence(tree, arms)
         tree = stack_accuracy_draws(tree, arms.confidence, comparison.weight)
         diag.update(comparison.as_dict())

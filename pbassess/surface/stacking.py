@@ -27,7 +27,8 @@ import numpy as np
 
 from pbassess.errors import ConfigError
 
-__all__ = ["ConfidenceComparison", "compare_with_confidence", "stack_accuracy_draws", "stacking_weights"]
+__all__ = ["ConfidenceComparison", "compare_with_confidence", "confidence_items", "stack_accuracy_draws",
+           "stacking_weights"]
 
 
 def stacking_weights(pointwise: Any) -> np.ndarray:
@@ -109,6 +110,26 @@ class ConfidenceComparison:
                 "stacking_max_pareto_k": self.max_pareto_k}
 
 
+def confidence_items(arms: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The labeled items stacking compares on: (arm, logit confidence, right), or a one-line error.
+
+    Examples
+    --------
+    >>> from pbassess.surface import ArmCounts
+    >>> confidence_items(ArmCounts.from_arrays([2], [1]))  # counts given directly: no items
+    Traceback (most recent call last):
+    ...
+    pbassess.errors.ConfigError: stacking with the confidence needs the labeled items' own confidences (fit the surface on a pool, not on arm counts)
+    """
+    from pbassess.pymc_models.surface import anchored_items
+
+    items = anchored_items(arms)
+    if items is None:
+        raise ConfigError("stacking with the confidence needs the labeled items' own confidences "
+                          "(fit the surface on a pool, not on arm counts)")
+    return items
+
+
 def compare_with_confidence(idata: Any, arms: Any) -> ConfidenceComparison:
     """PSIS-LOO of an anchored surface fit against the confidence's exact log predictive density, and
     the two models' stacking weights.
@@ -142,13 +163,7 @@ def compare_with_confidence(idata: Any, arms: Any) -> ConfidenceComparison:
     """
     import arviz as az
 
-    from pbassess.pymc_models.surface import anchored_items
-
-    items = anchored_items(arms)
-    if items is None:
-        raise ConfigError("stacking with the confidence needs the labeled items' own confidences "
-                          "(fit the surface on a pool, not on arm counts)")
-    _, logit_conf, right = items
+    _, logit_conf, right = confidence_items(arms)
     loo = az.loo(idata, pointwise=True, reff=_relative_efficiency(idata))
     anchored = np.asarray(loo.elpd_i, dtype=float).ravel()
     if anchored.size != right.size:

@@ -156,3 +156,19 @@ def test_counts_without_items_cannot_be_stacked():
     tree = _loo_tree(np.zeros((1, 2, 25)))
     with pytest.raises(ConfigError, match="labeled items' own confidences"):
         compare_with_confidence(tree, arms)
+
+
+def test_stacking_is_refused_before_sampling(monkeypatch):
+    """Arm counts without items, or the unanchored model: refused in one line before any NUTS draw."""
+    import pbassess.inference
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("sampled before refusing")
+
+    monkeypatch.setattr(pbassess.inference, "fit", no_fit)
+    arms = ArmCounts.from_arrays([20, 5], [15, 4], values=[[0], [1]], attributes=("sex",), confidence=[0.8, 0.7])
+    with pytest.raises(ConfigError, match="labeled items' own confidences"):
+        fit_surface(arms, estimator="additive", covariate="confidence", stack_confidence=True)
+    with pytest.raises(ConfigError, match="needs the anchored model"):
+        fit_surface(arms, estimator="additive", covariate="confidence", stack_confidence=True,
+                    model_options={"anchored": False})
