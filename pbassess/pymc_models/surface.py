@@ -75,6 +75,7 @@ import contextlib
 import logging
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from itertools import combinations
 from typing import Any
 
 import numpy as np
@@ -325,18 +326,20 @@ def _one_hot_levels(X: np.ndarray, owner: np.ndarray) -> list[np.ndarray] | None
     return blocks
 
 
+def _low_order_subsets(n_attributes: int, max_order: int) -> Iterator[tuple[int, ...]]:
+    """The sets of at most ``max_order`` attributes (the empty set first), by order: the truncated basis's blocks."""
+    for order in range(min(max_order, n_attributes) + 1):
+        yield from combinations(range(n_attributes), order)
+
+
 def _truncated_size(levels: tuple[int, ...], max_order: int) -> int:
     """The number of eigenvectors that are contrasts in at most ``max_order`` of the attributes."""
-    from itertools import combinations
-
     return sum(int(np.prod([levels[k] - 1 for k in subset], dtype=float))
-               for order in range(min(max_order, len(levels)) + 1) for subset in combinations(range(len(levels)), order))
+               for subset in _low_order_subsets(len(levels), max_order))
 
 
 def _truncated_grid_basis(X: np.ndarray, owner: np.ndarray, max_order: int, max_entries: int) -> GridEigenbasis | None:
     """:func:`grid_eigenbasis` restricted to the components of at most ``max_order`` attributes."""
-    from itertools import combinations
-
     blocks = _one_hot_levels(X, owner)
     if blocks is None:
         return None
@@ -346,19 +349,18 @@ def _truncated_grid_basis(X: np.ndarray, owner: np.ndarray, max_order: int, max_
     level = [b.argmax(1) for b in blocks]
     rows = [q[lev] for q, lev in zip(_level_bases(levels), level, strict=True)]  # arm x (constant, contrasts)
     columns, patterns = [], []
-    for order in range(min(max_order, len(levels)) + 1):
-        for subset in combinations(range(len(levels)), order):
-            block = np.ones((X.shape[0], 1))
-            pattern = np.zeros(2 * len(levels))
-            for k in range(len(levels)):
-                if k in subset:  # a contrast of attribute k (every one of them: an outer product)
-                    block = (block[:, :, None] * rows[k][:, None, 1:]).reshape(X.shape[0], -1)
-                    pattern[2 * k + 1] = 1.0
-                else:  # attribute k's constant vector
-                    block = block * rows[k][:, :1]
-                    pattern[2 * k] = 1.0
-            columns.append(block)
-            patterns.append(np.repeat(pattern[None], block.shape[1], axis=0))
+    for subset in _low_order_subsets(len(levels), max_order):
+        block = np.ones((X.shape[0], 1))
+        pattern = np.zeros(2 * len(levels))
+        for k in range(len(levels)):
+            if k in subset:  # a contrast of attribute k (every one of them: an outer product)
+                block = (block[:, :, None] * rows[k][:, None, 1:]).reshape(X.shape[0], -1)
+                pattern[2 * k + 1] = 1.0
+            else:  # attribute k's constant vector
+                block = block * rows[k][:, :1]
+                pattern[2 * k] = 1.0
+        columns.append(block)
+        patterns.append(np.repeat(pattern[None], block.shape[1], axis=0))
     return GridEigenbasis(np.hstack(columns), np.vstack(patterns), levels)
 
 
