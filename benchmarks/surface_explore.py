@@ -2,7 +2,9 @@
 
 Strategies (``pbassess.surface.explore``): ``variance`` (label the arms of highest posterior
 variance of the chosen estimator), ``variance-reduction`` (the arms whose labels most reduce the
-summed posterior variance of all arms, from the posterior covariance), ``random`` (random items, same estimator), ``beta-i`` (the
+summed posterior variance of all arms, from the posterior covariance), ``design`` (the optimal
+design's next labels under the anchored surface linearised at the posterior mean; needs
+``--covariate confidence``), ``random`` (random items, same estimator), ``beta-i`` (the
 paper's Beta-I exploration: Beta-I's own variance loop and estimate), and for finding the worst
 arms ``thompson`` / ``bayes-ucb``. Printed per strategy and round: the mean number of labels and
 the macro MSE and worst-arm MSE against the true surface, each as the mean over seeds, its
@@ -13,8 +15,8 @@ every round (warm-started and cold), with the final MSEs (equal within Monte Car
 
 Run: ``python benchmarks/surface_explore.py [--estimator additive] [--seeds 20] [--budget 300]
 [--batch-size 20] [--initial 20] [--attributes 6] [--items 10000] [--draws 300 --tune 300 --chains 2]
-[--sampler nutpie|pymc] [--strategies variance,variance-reduction,random,beta-i,thompson,bayes-ucb] [--no-timing]
-[--surface synthetic|miscalibrated] [--covariate confidence]
+[--sampler nutpie|pymc] [--strategies variance,variance-reduction,design,random,beta-i,thompson,bayes-ucb] [--no-timing]
+[--surface synthetic|miscalibrated] [--surface-seed 0] [--min-support 0] [--covariate confidence]
 [--out curves.nc] [--figure curves.png]``.
 """
 
@@ -42,6 +44,7 @@ def curves(syn, args, strategy: str, *, seeds: list[int], warm_start: bool | str
         return explore_surface(syn.preds, syn.attributes, estimator=estimator, strategy=strat, budget=args.budget,
                                batch_size=args.batch_size, initial_labels=args.initial, seeds=seeds,
                                truth=syn.truth_for(arms.values), k=args.worst, warm_start=warm_start,
+                               min_support=args.min_support,
                                fit_kwargs={"sample_kwargs": sample_kwargs,
                                            **({"covariate": args.covariate} if args.covariate and estimator != "beta-i"
                                               else {})}, refit=refit)
@@ -99,6 +102,10 @@ def main() -> None:
     parser.add_argument("--surface", default="synthetic", choices=["synthetic", "miscalibrated"],
                         help="the synthetic surface (default) or the one whose confidence is over-confident by "
                              "0.05-0.2 on 3 attribute combinations (pbassess.surface.synthetic.miscalibrated_surface)")
+    parser.add_argument("--surface-seed", type=int, default=0,
+                        help="seed of the miscalibrated surface (benchmarks/surface.py's: --items 100000 "
+                             "--attributes 8 --surface-seed 2021 --min-support 50)")
+    parser.add_argument("--min-support", type=float, default=0.0, help="score only arms with this many pool items")
     parser.add_argument("--covariate", default=None, choices=["confidence", "confidence-linear"],
                         help="confidence: the anchored model (with --estimator additive)")
     args = parser.parse_args()
@@ -107,7 +114,7 @@ def main() -> None:
 
         from pbassess.surface.synthetic import miscalibrated_surface
 
-        mis = miscalibrated_surface(args.items, args.attributes, seed=0)
+        mis = miscalibrated_surface(args.items, args.attributes, seed=args.surface_seed)
         syn = SimpleNamespace(preds=mis.preds, attributes=mis.attributes, truth_for=mis.arm_truth)
     else:
         syn = synthetic_surface(args.items, args.attributes, seed=0)

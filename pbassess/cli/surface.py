@@ -8,7 +8,7 @@
   ...}``; ``--covariate confidence`` anchors the surface at the calibrated confidence; when the fit fails its diagnostics the sentence says
   which quantity and what to try, and ``--strict`` exits with status 3.
 * ``pbassess surface-explore DATA --attributes ... --estimator E --budget N [--arms-per-round N]
-  [--strategy variance|variance-reduction|thompson|bayes-ucb|random] [--seeds N] [--seed SEED] [--json]`` runs the
+  [--strategy variance|variance-reduction|design|thompson|bayes-ucb|random] [--seeds N] [--seed SEED] [--json]`` runs the
   exploration loop on a fully labeled pool (``--seeds`` replicate runs with seeds ``SEED``,
   ``SEED+1``, ...) and prints the error curves.
 """
@@ -81,7 +81,7 @@ def register(subparsers: Any) -> None:
     opt.add_deprecated_alias(e, "--batch-size", "--arms-per-round", "batch_size",
                              type=opt.checked_number("--batch-size", integer=True, minimum=1))
     e.add_argument("--strategy", default="variance",
-                   choices=["variance", "variance-reduction", "thompson", "bayes-ucb", "random"],
+                   choices=["variance", "variance-reduction", "design", "thompson", "bayes-ucb", "random"],
                    help="how to choose the next arms: highest posterior variance, largest expected reduction of "
                         "the surface's summed variance, Thompson sampling or Bayes-UCB for the worst arms, or at "
                         "random (default: variance)")

@@ -12,6 +12,11 @@ highest P(arm | x); with hard attributes, a random unlabeled item of the arm). S
   covariance between arms: a label in arm a takes Cov(b, a)^2 / (Var a + mu_a (1 - mu_a)) off
   arm b's variance); picked greedily, the covariance conditioned on each pick in turn, so a
   batch does not spend its labels on arms that answer the same question;
+* ``design``: the labels the optimal design adds to those placed (the allocation of least expected
+  macro MSE under the anchored surface linearised at the posterior mean, with the residual scales
+  the anchored fit learned, or the model's prior scales for another estimator:
+  :mod:`pbassess.surface.design_bound`); an arm may get several labels of a batch. It
+  needs the model's confidence (the anchored surface's calibration map);
 * ``random``: uniformly random unlabeled items (the baseline).
 
 With nutpie (the default sampler) and a NUTS estimator the loop builds and compiles the model
@@ -44,12 +49,17 @@ from pbassess.counting import cell_counts
 from pbassess.errors import ConfigError, DataError
 from pbassess.stats.sampling import as_generator
 from pbassess.surface.arms import count_arms
+from pbassess.surface.design_bound import (
+    anchored_linearisation,
+    next_labels,
+    posterior_block_scales,
+)
 from pbassess.surface.evaluate import surface_errors, truth_from_pool
 from pbassess.surface.fit import fit_surface
 
 __all__ = ["STRATEGIES", "choose_arms", "explore_surface", "variance_reduction_order", "warm_start_kwargs"]
 
-STRATEGIES = ("variance", "variance-reduction", "thompson", "bayes-ucb", "random")
+STRATEGIES = ("variance", "variance-reduction", "design", "thompson", "bayes-ucb", "random")
 METRICS = ("macro_mse", "worst_mse", "micro_mse", "rare_mse")
 #: A warm-started refit tunes for this fraction of the cold fit's tuning steps (at least 50); see
 #: the module docstring for why it is 1 (the mass matrix cannot be carried over).
@@ -106,8 +116,11 @@ def warm_start_kwargs(result: Any, sample_kwargs: Mapping[str, Any] | None = Non
 
 
 def choose_arms(result: Any, available: np.ndarray, batch_size: int, strategy: str, *, round_index: int = 1,
-                seed: Any = None) -> np.ndarray:
+                seed: Any = None, min_support: float = 0.0) -> np.ndarray:
     """Indices of the arms to label next among ``available`` (a boolean mask over arms).
+
+    ``min_support``: the ``design`` strategy minimises the macro MSE of the arms with at least this
+    many pool items (those the surface is scored on); the other strategies ignore it.
 
     Examples
     --------
@@ -134,6 +147,11 @@ def choose_arms(result: Any, available: np.ndarray, batch_size: int, strategy: s
         order = np.argsort(score, kind="stable")
     elif strategy == "variance-reduction":
         return idx[variance_reduction_order(result.draws("accuracy"), idx, b)]
+    elif strategy == "design":  # the optimal design's next labels, linearised at the posterior mean
+        scales = posterior_block_scales(result.idata) if result.engine == "nuts" else None
+        design = anchored_linearisation(result.arms, result.mean, prior="model" if scales is None else "posterior",
+                                        block_scales=scales, min_support=min_support)
+        return next_labels(design, result.arms.n, batch_size, available=available)  # an arm may recur
     elif strategy == "random":
         order = rng.permutation(idx.size)
     else:
@@ -245,7 +263,8 @@ def _one_run(pool: Any, attributes: Sequence[str], truth: np.ndarray, support: n
         else:  # a batch larger than the available arms cycles through them again
             done = 0
             while done < want and available.any():
-                arms = choose_arms(result, available, want - done, strategy, round_index=rounds, seed=rng)
+                arms = choose_arms(result, available, want - done, strategy, round_index=rounds, seed=rng,
+                                   min_support=min_support)
                 done += len(_reveal(arms, item_arm, hidden, rng))
                 available = cell_counts(item_arm[hidden], full.n_arms) > 0
 

@@ -65,7 +65,7 @@ def test_surface_stack_confidence_flag(pool_file, capsys):
         assert lo <= m + 1e-12 and m <= hi + 1e-12
 
 
-@pytest.mark.parametrize("strategy", ["variance", "variance-reduction"])
+@pytest.mark.parametrize("strategy", ["variance", "variance-reduction", "design"])
 def test_surface_explore_json(pool_file, capsys, strategy):
     code = main(["surface-explore", str(pool_file), "--attributes", "a0,a1,a2", "--estimator", "beta-i",
                  "--budget", "60", "--batch-size", "20", "--seeds", "2", "--strategy", strategy, "--json"])
