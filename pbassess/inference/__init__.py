@@ -14,7 +14,13 @@
 """
 
 from pbassess.inference.deterministics import DeterministicEvaluator
-from pbassess.inference.diagnostics import MIN_ESS, RHAT_THRESHOLD, diagnostics, diagnostics_note
+from pbassess.inference.diagnostics import (
+    MIN_ESS,
+    RHAT_THRESHOLD,
+    diagnostics,
+    diagnostics_note,
+    psis_relative_efficiency,
+)
 from pbassess.inference.fit import CHAINS, Fit, draws_per_chain, exact_loo, fit, total_draws
 from pbassess.inference.memory import check_count, check_memory, format_bytes, memory_limit
 from pbassess.inference.sampling import (
@@ -40,7 +46,7 @@ from pbassess.inference.trees import (
 __all__ = [
     "CHAINS", "CompiledModel", "DeterministicEvaluator", "Fit", "Observations", "Spec", "draws_per_chain", "exact_loo", "fit", "total_draws",
     "DEFAULT_SAMPLE_KWARGS", "INFERENCES", "bernoulli_log_likelihood", "bernoulli_observed_data", "MIN_ESS", "RHAT_THRESHOLD", "binomial_loglik", "check_count",
-    "check_memory", "conjugate_datatree", "diagnostics", "diagnostics_note", "format_bytes", "memory_limit",
+    "check_memory", "conjugate_datatree", "diagnostics", "diagnostics_note", "psis_relative_efficiency", "format_bytes", "memory_limit",
     "merge_sample_kwargs", "mock_pymc_sample", "posterior_dataset", "progress_wanted", "quiet_progress",
     "resolve_inference", "sample_model",
 ]

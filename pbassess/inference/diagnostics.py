@@ -24,12 +24,58 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-__all__ = ["MIN_ESS", "RHAT_THRESHOLD", "diagnostics", "diagnostics_note", "summary_quantities"]
+__all__ = ["MIN_ESS", "PSIS_REFF_MAX_VALUES", "RHAT_THRESHOLD", "diagnostics", "diagnostics_note",
+           "psis_relative_efficiency", "summary_quantities"]
 
 #: Threshold of the worst summary-quantity R-hat (Vehtari et al. 2021).
 RHAT_THRESHOLD: float = 1.01
 #: Minimum bulk and tail ESS over all elements of the reported variables.
 MIN_ESS: float = 100.0
+#: :func:`psis_relative_efficiency` reads the posterior variables of at most this many values a draw.
+PSIS_REFF_MAX_VALUES: int = 64
+
+
+def psis_relative_efficiency(idata: Any, max_values: int = PSIS_REFF_MAX_VALUES) -> float | None:
+    """PSIS-LOO's relative efficiency ``reff`` (mean ESS / draws) from the posterior's small variables.
+
+    ArviZ's default (``arviz_stats.loo`` without ``reff``) averages the ESS of every value of every
+    posterior variable, which on a surface is every arm's accuracy, mean and effects (~8 s on ACS's
+    2,554 arms). The same average over the variables of at most ``max_values`` values a draw (the
+    hyperparameters and scalars) is ArviZ's number when every variable is small, and otherwise a
+    cheaper estimate of the same quantity. One chain gives 1.0 (as ArviZ); None when no variable is
+    small enough (then pass nothing and let ArviZ compute it).
+
+    Parameters
+    ----------
+    idata : xarray.DataTree
+        With a ``posterior`` group (chain, draw, ...).
+    max_values : int
+        Largest number of values a draw of a variable may have to be read.
+
+    Returns
+    -------
+    float or None
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> post = xr.Dataset({"mu": (("chain", "draw"), rng.normal(size=(4, 500))),
+    ...                    "arm": (("chain", "draw", "arm"), rng.normal(size=(4, 500, 300)))})
+    >>> reff = psis_relative_efficiency(xr.DataTree.from_dict({"posterior": post}))
+    >>> 0.8 < reff < 1.2  # independent draws: ESS about the number of draws
+    True
+    """
+    post = idata["posterior"].to_dataset() if hasattr(idata["posterior"], "to_dataset") else idata["posterior"]
+    per_draw = post.sizes["chain"] * post.sizes["draw"]
+    if post.sizes["chain"] == 1:
+        return 1.0
+    small = [v for v in post.data_vars if post[v].size // per_draw <= max_values]
+    if not small:
+        return None
+    import arviz as az
+
+    ess = az.ess(post[small], method="mean")
+    return float(np.mean(np.hstack([np.ravel(ess[v].values) for v in small])) / per_draw)
 
 
 def summary_quantities(posterior: xr.Dataset, var_names: Sequence[str]) -> xr.Dataset:

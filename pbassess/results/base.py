@@ -298,7 +298,8 @@ class AssessmentResult:
 
         Conjugate models have a closed-form leave-one-out predictive, so by default their ELPD is
         exact (:func:`pbassess.inference.exact_loo`: O(cells), Pareto k 0 for every item); other
-        models, a user's PyMC prior, or ``exact=False`` use PSIS-LOO (``az.loo(result.idata)``).
+        models, a user's PyMC prior, or ``exact=False`` use PSIS-LOO (``az.loo(result.idata)``, its
+        ``reff`` from the posterior's small variables: :func:`pbassess.inference.psis_relative_efficiency`).
 
         Examples
         --------
@@ -319,7 +320,9 @@ class AssessmentResult:
             raise ConfigError(f"the {self.metric} fit has no closed-form leave-one-out predictive; use exact=False")
         import arviz as az
 
-        return az.loo(self.idata)
+        from pbassess.inference import psis_relative_efficiency
+
+        return az.loo(self.idata, reff=psis_relative_efficiency(self.idata))
 
     def draws(self, var: str) -> np.ndarray:
         """Posterior draws of ``var`` stacked over chains: shape (n_draws, ...)."""

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from pbassess.errors import ConfigError
+from pbassess.inference import psis_relative_efficiency
 
 __all__ = ["ConfidenceComparison", "compare_with_confidence", "confidence_items", "stack_accuracy_draws",
            "stacking_weights"]
@@ -164,7 +165,7 @@ def compare_with_confidence(idata: Any, arms: Any) -> ConfidenceComparison:
     import arviz as az
 
     _, logit_conf, right = confidence_items(arms)
-    loo = az.loo(idata, pointwise=True, reff=_relative_efficiency(idata))
+    loo = az.loo(idata, pointwise=True, reff=psis_relative_efficiency(idata))
     anchored = np.asarray(loo.elpd_i, dtype=float).ravel()
     if anchored.size != right.size:
         raise ConfigError(f"the fit's log-likelihood has {anchored.size} values for {right.size} labeled items")
@@ -174,19 +175,6 @@ def compare_with_confidence(idata: Any, arms: Any) -> ConfidenceComparison:
     return ConfidenceComparison(weight=weight, elpd_diff=float(diff.sum()),
                                 elpd_diff_se=float(np.sqrt(diff.size) * diff.std()), n_items=int(diff.size),
                                 max_pareto_k=float(np.nanmax(np.asarray(loo.pareto_k, dtype=float))))
-
-
-def _relative_efficiency(idata: Any) -> float:
-    """ArviZ's default ``reff`` of PSIS-LOO (mean ESS over sample size) from the posterior's variables of at
-    most 64 values a draw: ArviZ's own default loops over every per-arm value (2,554 x 3 on ACS, ~8 s)."""
-    import arviz as az
-
-    post = idata["posterior"].to_dataset()
-    small = [v for v in post.data_vars if post[v].size // (post.sizes["chain"] * post.sizes["draw"]) <= 64]
-    if post.sizes["chain"] == 1 or not small:
-        return 1.0
-    ess = az.ess(post[small], method="mean")
-    return float(np.mean(np.hstack([np.ravel(ess[v].values) for v in small])) / (post.sizes["chain"] * post.sizes["draw"]))
 
 
 def stack_accuracy_draws(idata: Any, confidence: Any, weight: float) -> Any:
