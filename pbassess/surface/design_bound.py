@@ -42,6 +42,11 @@ from pbassess.pymc_models.surface import (
 )
 from pbassess.seeds import as_generator
 
+#: The largest linearisation :meth:`LinearSurfaceDesign.optimal_allocation` takes (coefficients): each
+#: step inverts a P x P precision, ~2 s at ACS's 2,863 (5 steps took 54 s, a design hundreds), ~0.01 s
+#: at the 256-arm miscalibrated surface's 294.
+DESIGN_MAX_COEFFICIENTS = 1000
+
 #: The variance of a Student-t with 3 degrees of freedom and scale s is 3 s^2: the Gaussian prior
 #: that stands in for the anchored model's Student-t_3 map deviations and half-Student-t_3 scales.
 STUDENT_T3_VARIANCE = 3.0
@@ -118,6 +123,18 @@ class LinearSurfaceDesign:
         pool = self.capacity.astype(np.int64)
         return float(np.mean([self.risk(rng.multivariate_hypergeometric(pool, total)) for _ in range(draws)]))
 
+    def check_size(self) -> None:
+        """Raise :class:`~pbassess.errors.ConfigError` when the design is too large to optimise.
+
+        Examples
+        --------
+        >>> LinearSurfaceDesign(np.eye(2), np.ones(2), np.ones(2), np.ones(2), np.ones(2)).check_size()
+        """
+        if self.rows.shape[1] > DESIGN_MAX_COEFFICIENTS:
+            raise ConfigError(f"the optimal design takes up to {DESIGN_MAX_COEFFICIENTS:,} coefficients; this surface's "
+                              f"has {self.rows.shape[1]:,} ({self.rows.shape[0]:,} arms): label with another strategy "
+                              "(variance, variance-reduction, random)")
+
     def _total(self, total: Any) -> int:
         total = int(total)
         if not 0 <= total <= self.capacity.sum():
@@ -141,6 +158,7 @@ class LinearSurfaceDesign:
         [20.0, 0.0]
         """
         total = self._total(total)
+        self.check_size()
         cap = self.capacity.astype(float)
         low = np.zeros_like(cap) if labeled is None else np.minimum(self._check(labeled), cap)
         if low.sum() > total:

@@ -338,6 +338,8 @@ def explore_surface(preds: Any, attributes: Sequence[str], *, estimator: str = "
     tru = truth_from_pool(full) if truth is None else np.asarray(truth, float)
     if tru.shape != (full.n_arms,):
         raise DataError(f"truth has {tru.size} values for {full.n_arms} arms")
+    if strategy == "design":  # refuse a surface too large for the design before any fit
+        anchored_linearisation(full, np.mean(full.anchor_points(), axis=1)).check_size()
     refitter = _refitter(full, estimator, fit_kwargs, warm_start, seeds) if refit else None
     from pbassess.inference import progress_wanted
 

@@ -84,6 +84,9 @@ def test_bad_input_is_one_clear_error():
         d.risk([1.0])
     with pytest.raises(ConfigError, match="between 0 and the pool's 16"):
         d.optimal_allocation(17)
+    wide = LinearSurfaceDesign(np.ones((2, 1001)), np.ones(1001), np.full(2, 0.25), np.full(2, 0.5), np.full(2, 9.0))
+    with pytest.raises(ConfigError, match="up to 1,000 coefficients; this surface's has 1,001"):
+        wide.optimal_allocation(4)
     a = ArmCounts.from_arrays([0, 0], [0, 0], values=[[0], [1]], confidence=[0.8, 0.7], pool_n=[10, 20])
     with pytest.raises(ConfigError, match="unknown coding"):
         anchored_linearisation(a, [0.8, 0.7], coding="dummy")
@@ -207,3 +210,15 @@ def test_posterior_prior_takes_the_scales_an_anchored_fit_learned():
     with pytest.raises(ConfigError, match="2 main and 6 pair scales"):
         anchored_linearisation(r.arms, r.mean, prior="posterior", block_scales={**scales, "main": np.array([0.1, 0.1])})
     assert posterior_block_scales(fit_surface(r.arms, estimator="beta-i", seed=0).idata) is None
+
+
+def test_design_exploration_refuses_a_surface_too_large_before_fitting(monkeypatch):
+    from pbassess.surface import explore
+
+    mis = miscalibrated_surface(20000, 12, seed=0)
+    arms = count_arms(mis.preds, list(mis.attributes))
+    assert anchored_linearisation(arms, np.asarray(arms.confidence)).rows.shape[1] > 1000
+    monkeypatch.setattr(explore, "fit_surface", lambda *a, **k: pytest.fail("fitted before refusing"))
+    with pytest.raises(ConfigError, match="up to 1,000 coefficients"):
+        explore.explore_surface(mis.preds, list(mis.attributes), estimator="beta-i", strategy="design", budget=40,
+                                batch_size=20, initial_labels=20)
