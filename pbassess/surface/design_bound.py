@@ -105,9 +105,11 @@ class LinearSurfaceDesign:
         >>> round(d.risk([4.0]), 4)  # 1 / (1/4 + 4 * 0.25)
         0.8
         """
-        n = self._check(n)
+        return self._risk_and_covariance(self._check(n))[0]
+
+    def _risk_and_covariance(self, n: np.ndarray) -> tuple[float, np.ndarray]:
         S = self._covariance(n)
-        return float(np.sum(self.risk_weight * ((self.rows @ S) * self.rows).sum(axis=1)))
+        return float(np.sum(self.risk_weight * ((self.rows @ S) * self.rows).sum(axis=1))), S
 
     def random_risk(self, total: int, *, seed: Any = None, draws: int = 64) -> float:
         """Mean risk of ``total`` labels drawn at random from the pool (``draws`` hypergeometric allocations).
@@ -165,23 +167,22 @@ class LinearSurfaceDesign:
             raise ConfigError(f"{int(low.sum())} labels are already placed, more than the {total} to allocate")
         n = _project(low + (cap - low) * ((total - low.sum()) / max((cap - low).sum(), 1e-300)), low, cap, total)
         X, w, c = self.rows, self.information, self.risk_weight
-        current = self.risk(n)
+        current, S = self._risk_and_covariance(n)
         step = float(total)
         for _ in range(iterations):
-            S = self._covariance(n)
             XS = X @ S
             M = XS.T @ (c[:, None] * XS)  # Sigma C Sigma
             grad = -w * ((X @ M) * X).sum(axis=1)
             scale = np.max(np.abs(grad)) or 1.0
             while True:
                 trial = _project(n - step * grad / scale, low, cap, total)
-                value = self.risk(trial)
+                value, S_trial = self._risk_and_covariance(trial)  # the next step's gradient needs its Sigma
                 if value <= current or step < 1e-9 * total:
                     break
                 step *= 0.5
             moved = np.max(np.abs(trial - n))
             improved = current - value
-            n, current = trial, min(value, current)
+            n, S, current = trial, S_trial, min(value, current)
             step *= 1.5
             if moved < 1e-6 * total or improved < tol * max(current, 1e-300):
                 break
@@ -330,7 +331,8 @@ def anchored_linearisation(arms: Any, accuracy: Any, *, min_support: float = 0.0
         raise DataError(f"accuracy needs one value per arm ({arms.n_arms}), got {mu.size}")
     pool = np.asarray(arms.pool_n, float)
     mu = np.clip(mu, 1e-4, 1 - 1e-4)
-    z = anchor_logit(arms.anchor_points()).mean(axis=1)
+    points = anchor_logit(arms.anchor_points())
+    z = points.mean(axis=1)
     centre = float(np.average(z, weights=np.maximum(pool, 1e-12)))
     design = (additive_design if coding == "contrast" else indicator_design)(arms)
     G = design.matrix
@@ -354,7 +356,7 @@ def anchored_linearisation(arms: Any, accuracy: Any, *, min_support: float = 0.0
         if arm_scale > 0 and "arm" in block_scales:
             variance[2 + G.shape[1]:] = float(np.asarray(block_scales["arm"]).ravel()[0]) ** 2
     if prior == "oracle":  # the size of the truth's own residual effects, block by block
-        calibrated = np.clip(np.mean(1.0 / (1.0 + np.exp(-anchor_logit(arms.anchor_points()))), axis=1), 1e-4, 1 - 1e-4)
+        calibrated = np.clip(np.mean(1.0 / (1.0 + np.exp(-points)), axis=1), 1e-4, 1 - 1e-4)
         residual = np.log(mu / (1 - mu)) - np.log(calibrated / (1 - calibrated))
         resid_rows = rows[:, 2:]
         coef = np.linalg.pinv(resid_rows) @ residual
