@@ -3,8 +3,9 @@ Sarawagi (NeurIPS 2021, "Active Assessment of Prediction Services as Accuracy Su
 Attribute Combinations"; code github.com/vihari/AAA), with full MCMC in PyMC.
 
 Estimators (:func:`fit_surface`): ``cpredictor``, ``beta-i`` (conjugate, or NUTS on the same
-model), ``berngp``, ``betagp``, ``betagp-sl``, ``betagp-slp`` (latent GPs: exact up to 300 arms,
-else a projected process with inducing points) and ``additive`` (ours: Beta-binomial with an
+model), ``berngp``, ``betagp``, ``betagp-sl``, ``betagp-slp`` (latent GPs: exact in the grid's
+eigenbasis over categorical attributes or with a Cholesky factor up to 300 arms; on a categorical
+grid too large for the eigenbasis its main effects and pairs; else a projected process) and ``additive`` (ours: Beta-binomial with an
 additive main-effect + pairwise link, optionally with the model's confidence as a covariate of
 the mean). The PyMC models and their specs live in :mod:`pbassess.pymc_models.surface`; every
 fit goes through :func:`pbassess.inference.fit` (the DataTree contract, with one log-likelihood
