@@ -118,6 +118,11 @@ class Spec(ABC):
     nuts_defaults: ClassVar[dict[str, Any]] = {}
     #: Variables kept from the NUTS trace beside the free variables (None: every variable).
     nuts_var_names: ClassVar[tuple[str, ...] | None] = None
+    #: The ``prior`` group has the posterior's variables, dims and dtypes (both made by :meth:`complete`
+    #: from draws of the same variables), so a deferred prior takes its layout from the posterior
+    #: instead of drawing a probe (which compiles the model's prior graph: 6 s for BetaGP on ACS).
+    #: Such a spec's :meth:`prior_draws` never returns ``None``.
+    prior_layout_is_posterior: ClassVar[bool] = False
 
     reported: dict[str, tuple[str, ...]]
     coords: dict[str, Any]

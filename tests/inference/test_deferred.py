@@ -10,6 +10,7 @@ from __future__ import annotations
 import pickle
 
 import numpy as np
+import pytest
 import xarray as xr
 
 from pbassess import Predictions
@@ -66,3 +67,41 @@ def test_deferred_groups_pickle_and_save_as_their_values(tmp_path):
     for group in ("prior", "log_prior"):
         for name in eager[group].data_vars:
             np.testing.assert_array_equal(loaded[group][name].to_numpy(), eager[group][name].to_numpy())
+
+
+@pytest.mark.filterwarnings("ignore:MCMC diagnostics failed")
+def test_a_nuts_surface_fit_defers_its_prior_from_the_posterior_layout_and_pymc_log_prior():
+    """A surface spec's deferred ``prior`` takes its layout from the posterior (no probe draws, which
+    compile the model's prior graph) and its PyMC ``log_prior`` is computed on first read: the
+    numbers are an eager fit's, bit for bit (real NUTS, the same seeds)."""
+    from pbassess.pymc_models.surface import SurfaceModelSpec
+    from pbassess.surface import ArmCounts
+
+    arms = ArmCounts.from_arrays([6, 4, 0, 5, 3, 2], [5, 2, 0, 4, 1, 2],
+                                 values=[[0, 0], [0, 1], [0, 2], [1, 0], [1, 1], [1, 2]], attributes=("a", "b"))
+    spec = SurfaceModelSpec(arms, "berngp", model_seed=0)
+    assert spec.prior_layout_is_posterior
+    options = {"draws": 60, "tune": 60, "chains": 2}
+    lazy = fit(spec, inference="nuts", seed=7, sample_kwargs=options).idata
+    sources = [_deferred(lazy[group].to_dataset()) for group in ("prior", "log_prior")]
+    assert all(s._values is None for s in sources)
+    assert dict(lazy["prior"]["p"].sizes) == {"chain": 4, "draw": 60, "arm": 6}
+    assert set(lazy["log_prior"].data_vars) == {v.name for v in spec.model().free_RVs}
+    eager = fit(spec, inference="nuts", seed=np.random.default_rng(7), sample_kwargs=options).idata
+    for group in ("prior", "log_prior"):
+        xr.testing.assert_identical(lazy[group].to_dataset(), eager[group].to_dataset())
+    assert all(s._values is not None for s in sources)
+
+
+def test_prior_draws_that_break_the_announced_layout_fail_when_read():
+    from pbassess.inference.fit import _deferred_prior
+    from pbassess.pymc_models.surface import SurfaceModelSpec
+    from pbassess.surface import ArmCounts
+
+    arms = ArmCounts.from_arrays([6, 4, 5], [5, 2, 4], values=[[0], [1], [2]], attributes=("a",))
+    spec = SurfaceModelSpec(arms, "berngp", model_seed=0)
+    wrong = {"p": (("arm",), np.zeros((4, 10, 3)))}  # the prior draws also hold accuracy and the free variables
+    group = _deferred_prior(spec, 10, np.random.default_rng(0), wrong)
+    assert list(group.data_vars) == ["p"]
+    with pytest.raises(RuntimeError, match="layout announced"):
+        group["p"].to_numpy()
