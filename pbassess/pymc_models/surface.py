@@ -239,7 +239,8 @@ TRUNCATED_BASIS_MAX_ENTRIES = 2**24
 #: NUTS defaults of the BetaGP models in the truncated basis. Their gradient also evaluates every
 #: arm's warm-start Beta-binomial term (on ACS 1.5-2 ms against BernGP's 0.1 ms, which needs only
 #: the labeled arms), so the grid defaults' 4 x 1,000 after 1,000 at 0.95 took 274 s on ACS (2,000
-#: labels, seed 0; R-hat 1.008, min bulk ESS 521); these took 161 s, R-hat 1.009, min bulk ESS 535.
+#: labels, seed 0; R-hat 1.008, min bulk ESS 521); at these BetaGP-SLP takes 128-139 s (3 seeds, R-hat
+#: 1.005-1.013, min bulk ESS 409-607) and BetaGP 93-96 s (docs/surfaces.md).
 TRUNCATED_BETAGP_SAMPLE_KWARGS = {"draws": 500, "tune": 500, "target_accept": 0.9}
 
 
