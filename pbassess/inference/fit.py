@@ -196,13 +196,10 @@ def _deferred_prior(spec: Spec, per_chain: int, rng: np.random.Generator,
     state = copy.deepcopy(rng)
 
     def compute() -> dict[str, Any]:
-        raw = spec.prior_draws(per_chain * CHAINS, state)
-        values = {name: (("chain", "draw", *dims), arr)
-                  for name, (dims, arr) in spec.complete(_chains(raw, CHAINS)).items()}
-        drawn = {name: (dims, np.shape(arr), np.asarray(arr).dtype) for name, (dims, arr) in values.items()}
-        if drawn != {name: (dims, tuple(shape), np.dtype(dtype)) for name, (dims, shape, dtype) in layout.items()}:
+        completed = spec.complete(_chains(spec.prior_draws(per_chain * CHAINS, state), CHAINS))
+        if _layout(completed, CHAINS, per_chain) != layout:
             raise RuntimeError(f"{spec.name}: the prior draws do not have the layout announced for the prior group")
-        return values
+        return {name: (("chain", "draw", *dims), arr) for name, (dims, arr) in completed.items()}
 
     return deferred_dataset(Deferred(compute), layout, _coords(spec, CHAINS, per_chain))
 

@@ -94,14 +94,14 @@ def test_a_nuts_surface_fit_defers_its_prior_from_the_posterior_layout_and_pymc_
 
 
 def test_prior_draws_that_break_the_announced_layout_fail_when_read():
-    from pbassess.inference.fit import _deferred_prior
-    from pbassess.pymc_models.surface import SurfaceModelSpec
-    from pbassess.surface import ArmCounts
+    class OneClassPrior(BetaBernoulliSpec):  # announces the posterior's layout, draws one class of three
+        prior_layout_is_posterior = True
 
-    arms = ArmCounts.from_arrays([6, 4, 5], [5, 2, 4], values=[[0], [1], [2]], attributes=("a",))
-    spec = SurfaceModelSpec(arms, "berngp", model_seed=0)
-    wrong = {"p": (("arm",), np.zeros((4, 10, 3)))}  # the prior draws also hold accuracy and the free variables
-    group = _deferred_prior(spec, 10, np.random.default_rng(0), wrong)
-    assert list(group.data_vars) == ["p"]
+        def prior_draws(self, n_draws, rng):
+            return {name: value[:, :1] for name, value in super().prior_draws(n_draws, rng).items()}
+
+    spec = OneClassPrior(n=[30, 12, 4], correct=[21, 3, 2], alpha=1.0, beta=1.0)
+    prior = fit(spec, draws=50, seed=7).idata["prior"]
+    assert dict(prior["accuracy"].sizes) == {"chain": 4, "draw": 50, "class": 3}  # the posterior's, announced
     with pytest.raises(RuntimeError, match="layout announced"):
-        group["p"].to_numpy()
+        prior["accuracy"].to_numpy()
