@@ -16,7 +16,14 @@ from typing import Any
 import numpy as np
 
 from pbassess.constants import DEFAULT_THRESHOLD, DEFAULT_TIES, SUM_TOLERANCE, UNLABELED
-from pbassess.data import _build
+from pbassess.data._build import (
+    as_class_names,
+    binary_dataset,
+    encode_labels,
+    make_dataset,
+    probs_dataset,
+    top1_dataset,
+)
 from pbassess.data._frame import frame_dataset
 from pbassess.data._validate import check_dataset
 from pbassess.errors import DataError
@@ -86,7 +93,7 @@ class Predictions:
         if pred.dtype.kind not in "iu":
             raise DataError(f"predicted must hold integer class indices, got {pred.dtype} values "
                             "(use Predictions.from_top1 or as_predictions for class names)")
-        names = _build.as_class_names(classes, None)
+        names = as_class_names(classes, None)
         n = pred.shape[0]
         if labels is None:
             lab = np.full(n, UNLABELED, dtype=np.int64)
@@ -103,7 +110,7 @@ class Predictions:
         p = None if probs is None else np.asarray(probs, dtype=float)
         if p is not None and p.shape != (n, len(names)):
             raise DataError(f"probabilities have shape {p.shape}, expected ({n}, {len(names)})")
-        ds = _build.make_dataset(pred.astype(np.int64, copy=False), conf, names, lab.astype(np.int64, copy=False),
+        ds = make_dataset(pred.astype(np.int64, copy=False), conf, names, lab.astype(np.int64, copy=False),
                                  item_ids, p, groups, name)
         self._set(check_dataset(ds, top1_bound=True))
 
@@ -186,7 +193,7 @@ class Predictions:
         >>> Predictions.from_probs([[2, 2], [1, 3]], normalize=True).confidence.tolist()
         [0.5, 0.75]
         """
-        ds = _build.probs_dataset(probs, labels, classes=classes, item_ids=item_ids, groups=groups,
+        ds = probs_dataset(probs, labels, classes=classes, item_ids=item_ids, groups=groups,
                                   normalize=normalize, tolerance=tolerance, name=name)
         return cls._wrap(check_dataset(ds, tolerance=tolerance))
 
@@ -218,7 +225,7 @@ class Predictions:
         >>> p.classes, p.correct.tolist()
         (('cat', 'dog'), [True, False])
         """
-        ds = _build.top1_dataset(predicted, confidence, labels, classes=classes, item_ids=item_ids, groups=groups,
+        ds = top1_dataset(predicted, confidence, labels, classes=classes, item_ids=item_ids, groups=groups,
                                  name=name)
         return cls._wrap(check_dataset(ds))
 
@@ -243,7 +250,7 @@ class Predictions:
         >>> Predictions.from_binary_scores([0.5], ties="positive").predicted.tolist()
         [1]
         """
-        ds = _build.binary_dataset(scores, labels, threshold=threshold, ties=ties, classes=classes,
+        ds = binary_dataset(scores, labels, threshold=threshold, ties=ties, classes=classes,
                                    item_ids=item_ids, groups=groups, name=name)
         return cls._wrap(check_dataset(ds))
 
@@ -443,7 +450,7 @@ class Predictions:
         >>> p.with_labels(["b", None]).labels.tolist()
         [1, -1]
         """
-        codes = _build.encode_labels(labels, self.classes, self.n_items)
+        codes = encode_labels(labels, self.classes, self.n_items)
         return Predictions._wrap(self._ds.assign(label=("item", codes)))
 
     def to_xarray(self) -> Any:

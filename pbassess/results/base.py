@@ -32,7 +32,7 @@ import xarray as xr
 
 from pbassess.constants import CI_PROB
 from pbassess.errors import DataError
-from pbassess.inference.diagnostics import diagnostics as _diagnostics
+from pbassess.inference.diagnostics import diagnostics as sampler_diagnostics
 from pbassess.inference.diagnostics import diagnostics_note
 
 __all__ = ["AssessmentResult", "mcmc_diagnostics"]
@@ -67,7 +67,7 @@ def mcmc_diagnostics(idata: Any, var_names: list[str] | None = None) -> dict[str
     >>> mcmc_diagnostics(idata) == diagnostics(idata)
     True
     """
-    return _diagnostics(idata, var_names=var_names)
+    return sampler_diagnostics(idata, var_names=var_names)
 
 
 def _canonical_inference(engine: str) -> str:
