@@ -507,11 +507,17 @@ def _latent_form_and_basis(arms: Any, gp: str | None, X: np.ndarray, owner: np.n
     return form, None
 
 
-def _beta_binomial_potential(name: str, alpha, beta, y: np.ndarray, n: np.ndarray) -> None:
+def _beta_binomial_potential(name: str, alpha, beta, y: np.ndarray, n: np.ndarray, log_beta=None) -> None:
+    """The Beta-binomial log-likelihood of ``y`` of ``n`` (without the binomial coefficient) as a potential.
+
+    ``log_beta``: log B(alpha, beta) when the caller has it already (BetaGP's likelihood and
+    warm start share it).
+    """
     import pymc as pm
     from pytensor.tensor.special import betaln
 
-    pm.Potential(name, (betaln(alpha + y, beta + n - y) - betaln(alpha, beta)).sum())
+    norm = betaln(alpha, beta) if log_beta is None else log_beta
+    pm.Potential(name, (betaln(alpha + y, beta + n - y) - norm).sum())
 
 
 def _scale_potential(scale, n_obs, term: str, mask=None) -> None:
@@ -707,6 +713,7 @@ def betagp_model(arms: Any, *, variant: str = "betagp", scale_term: str = "gamma
     """
     import pymc as pm
     import pytensor.tensor as pt
+    from pytensor.tensor.special import betaln
 
     if variant not in ("betagp", "betagp-sl", "betagp-slp"):
         raise ConfigError(f"unknown BetaGP variant {variant!r}")
@@ -730,10 +737,12 @@ def betagp_model(arms: Any, *, variant: str = "betagp", scale_term: str = "gamma
         scale = pm.Deterministic("scale", raw * np.exp(LOG_SCALE_CAP) / (raw + np.exp(LOG_SCALE_CAP)), dims="arm")
         alpha, beta = mu * scale, (1.0 - mu) * scale
         y, n_lik = count_terms(c, n, obs, counts_as_data)
-        _beta_binomial_potential("likelihood", alpha[obs], beta[obs], y, n_lik)
+        log_beta = betaln(alpha, beta) if warm_start else None
+        _beta_binomial_potential("likelihood", alpha[obs], beta[obs], y, n_lik,
+                                 None if log_beta is None else log_beta[obs])
         if warm_start:
             _beta_binomial_potential("warm_start", alpha, beta, WARM_START_WEIGHT * p0,
-                                     np.full(arms.n_arms, WARM_START_WEIGHT))
+                                     np.full(arms.n_arms, WARM_START_WEIGHT), log_beta)
         if variant != "betagp" and counts_as_data:
             own = pm.Data("own_labels", np.asarray(arms.n, float))
             _scale_potential(scale, own, scale_term, mask=pt.gt(n_lik, 0))
