@@ -31,6 +31,7 @@ import argparse
 import contextlib
 import importlib
 import sys
+import warnings
 from typing import Any
 
 from pbassess.cli.output import emit_json
@@ -207,7 +208,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     watched = _WatchedStdout.install()
     try:
-        status = int(args.func(args) or 0)
+        with warnings.catch_warnings():
+            warnings.showwarning = _one_line_warning(args.command)
+            status = int(args.func(args) or 0)
     except PbassessError as exc:
         print(f"pbassess {args.command}: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
@@ -230,6 +233,23 @@ def main(argv: list[str] | None = None) -> int:
         if watched is not None:
             watched.uninstall()
     return _flushed(args.command, status)
+
+
+def _one_line_warning(command: str):
+    """A ``warnings.showwarning`` that prints ``pbassess COMMAND: warning: MESSAGE`` on one line.
+
+    Python's default shows the source file and line of the ``warnings.warn`` call, which is
+    noise to a user of the command; the message is what they need.
+    """
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        text = " ".join(str(message).split())
+        try:
+            print(f"pbassess {command}: warning: {text}", file=sys.stderr if file is None else file)
+        except (OSError, ValueError):  # a closed stderr: nothing to show it on
+            pass
+
+    return show
 
 
 class _WatchedStdout:

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 import numpy as np
@@ -136,6 +137,9 @@ def run_surface(args: argparse.Namespace) -> int:
     preds = opt.load_data_args(args)
     seed = opt.seed_value(args)
     if args.subsample_labels is not None:
+        if args.subsample_labels > preds.n_labeled:
+            print(f"pbassess surface: note: --subsample-labels {args.subsample_labels:,} is more than the "
+                  f"{preds.n_labeled:,} labeled items, so all of them are kept", file=sys.stderr)
         preds = hide_labels(preds, args.subsample_labels, seed=seed)
     _check_surface_memory(preds, args)
     with opt.progress(args):

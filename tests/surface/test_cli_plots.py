@@ -40,6 +40,40 @@ def test_surface_json_contract(pool_file, capsys):
     assert set(out) >= {"mean", "var", "diagnostics", "inference"}
 
 
+def test_surface_subsample_beyond_the_labels_says_so(pool_file, capsys):
+    """More labels asked than the pool has: all are kept, and a note says so (not silently)."""
+    code = main(["surface", str(pool_file), "--attributes", "a0,a1", "--estimator", "beta-i",
+                 "--subsample-labels", "5000", "--seed", "3", "--json"])
+    captured = capsys.readouterr()
+    assert code == 0
+    assert sum(json.loads(captured.out)["n"]) == 800
+    assert "note: --subsample-labels 5,000 is more than the 800 labeled items, so all of them are kept" in captured.err
+
+
+def test_cli_warnings_are_one_line_without_source_paths(pool_file, capsys, monkeypatch):
+    """A warning raised while a command runs is shown as ``pbassess COMMAND: warning: MESSAGE``, one line,
+    not Python's ``file.py:LINE: UserWarning`` with the source line."""
+    import warnings
+
+    import pbassess.surface as surface_api
+
+    real = surface_api.hide_labels
+
+    def hide_with_warning(preds, keep, seed=None):
+        warnings.warn("something the user should know,\n  over two lines", UserWarning, stacklevel=2)
+        return real(preds, keep, seed=seed)
+
+    monkeypatch.setattr(surface_api, "hide_labels", hide_with_warning)
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        code = main(["surface", str(pool_file), "--attributes", "a0", "--estimator", "beta-i",
+                     "--subsample-labels", "100", "--seed", "3", "--json"])
+    err = capsys.readouterr().err
+    assert code == 0
+    assert err.splitlines() == ["pbassess surface: warning: something the user should know, over two lines"]
+    assert warnings.showwarning is warnings._showwarning_orig  # restored after the command
+
+
 def test_surface_bad_input_exits_2(pool_file, capsys):
     assert main(["surface", str(pool_file), "--attributes", "nope", "--estimator", "beta-i"]) == 2
     assert "attribute column 'nope' not found" in capsys.readouterr().err
