@@ -282,3 +282,31 @@ def test_kernel_similarity_is_the_squared_exponential_of_the_arms_inputs():
     similarity = kernel_similarity(arms, lengthscale=0.7)
     np.testing.assert_allclose(similarity, direct, rtol=1e-10, atol=1e-12)
     np.testing.assert_array_equal(np.diag(similarity), 1.0)
+
+
+@pytest.mark.parametrize("counts_as_data", [False, True])
+def test_betagp_potentials_are_the_beta_binomial_closed_forms(counts_as_data):
+    """BetaGP's likelihood (labeled arms) and warm start (every arm, WARM_START_WEIGHT pseudo-labels at the
+    global accuracy) against scipy's log-beta functions at a point away from the initial one; the two share
+    each arm's log B(alpha, beta), which must not change either term."""
+    from scipy.special import betaln
+
+    from pbassess.pymc_models.surface import WARM_START_WEIGHT
+
+    values = np.array([[i, j] for i in range(3) for j in range(2)])
+    n = np.array([4.0, 0.0, 7.0, 1.0, 0.0, 12.0])
+    c = np.array([3.0, 0.0, 5.0, 1.0, 0.0, 9.0])
+    arms = ArmCounts.from_arrays(n, c, values=values, attributes=("a", "b"))
+    model, n_used, c_used = betagp_model(arms, seed=0, counts_as_data=counts_as_data)
+    point = {k: v + 0.37 for k, v in model.initial_point().items()}
+    import pytensor
+
+    outputs = model.replace_rvs_by_values([model[name] for name in ("mu", "scale", "likelihood", "warm_start")])
+    evaluate = pytensor.function(model.value_vars, outputs, on_unused_input="ignore")
+    mu, scale, lik, warm = evaluate(**point)
+    a, b = mu * scale, (1 - mu) * scale
+    obs = n_used > 0
+    p0 = c.sum() / n.sum()
+    assert np.isclose(lik, (betaln(a + c_used, b + n_used - c_used) - betaln(a, b))[obs].sum(), rtol=1e-8)
+    w = WARM_START_WEIGHT
+    assert np.isclose(warm, (betaln(a + w * p0, b + w * (1 - p0)) - betaln(a, b)).sum(), rtol=1e-8)
