@@ -111,7 +111,7 @@ class Predictions:
         if p is not None and p.shape != (n, len(names)):
             raise DataError(f"probabilities have shape {p.shape}, expected ({n}, {len(names)})")
         ds = make_dataset(pred.astype(np.int64, copy=False), conf, names, lab.astype(np.int64, copy=False),
-                                 item_ids, p, groups, name)
+                          item_ids, p, groups, name)
         self._set(check_dataset(ds, top1_bound=True))
 
     def _set(self, ds: Any) -> None:
@@ -194,7 +194,7 @@ class Predictions:
         [0.5, 0.75]
         """
         ds = probs_dataset(probs, labels, classes=classes, item_ids=item_ids, groups=groups,
-                                  normalize=normalize, tolerance=tolerance, name=name)
+                           normalize=normalize, tolerance=tolerance, name=name)
         return cls._wrap(check_dataset(ds, tolerance=tolerance))
 
     @classmethod
@@ -226,7 +226,7 @@ class Predictions:
         (('cat', 'dog'), [True, False])
         """
         ds = top1_dataset(predicted, confidence, labels, classes=classes, item_ids=item_ids, groups=groups,
-                                 name=name)
+                          name=name)
         return cls._wrap(check_dataset(ds))
 
     @classmethod
@@ -251,7 +251,7 @@ class Predictions:
         [1]
         """
         ds = binary_dataset(scores, labels, threshold=threshold, ties=ties, classes=classes,
-                                   item_ids=item_ids, groups=groups, name=name)
+                            item_ids=item_ids, groups=groups, name=name)
         return cls._wrap(check_dataset(ds))
 
     @classmethod

@@ -289,6 +289,7 @@ def test_betagp_potentials_are_the_beta_binomial_closed_forms(counts_as_data):
     """BetaGP's likelihood (labeled arms) and warm start (every arm, WARM_START_WEIGHT pseudo-labels at the
     global accuracy) against scipy's log-beta functions at a point away from the initial one; the two share
     each arm's log B(alpha, beta), which must not change either term."""
+    import pytensor
     from scipy.special import betaln
 
     from pbassess.pymc_models.surface import WARM_START_WEIGHT
@@ -299,8 +300,6 @@ def test_betagp_potentials_are_the_beta_binomial_closed_forms(counts_as_data):
     arms = ArmCounts.from_arrays(n, c, values=values, attributes=("a", "b"))
     model, n_used, c_used = betagp_model(arms, seed=0, counts_as_data=counts_as_data)
     point = {k: v + 0.37 for k, v in model.initial_point().items()}
-    import pytensor
-
     outputs = model.replace_rvs_by_values([model[name] for name in ("mu", "scale", "likelihood", "warm_start")])
     evaluate = pytensor.function(model.value_vars, outputs, on_unused_input="ignore")
     mu, scale, lik, warm = evaluate(**point)
