@@ -43,6 +43,7 @@ from pbassess.surface.arms import ArmCounts, count_arms
 from pbassess.surface.conjugate import beta_summary
 from pbassess.surface.estimators import ESTIMATORS, INFERENCES
 from pbassess.surface.result import SurfaceResult
+from pbassess.surface.stacking import MIN_ELPD_GAIN, check_min_elpd_gain
 
 __all__ = ["DEFAULT_SCALE_TERM", "ESTIMATORS", "INFERENCES", "SURFACE_SAMPLE_KWARGS", "VariationalSpec",
            "fit_surface", "hide_labels", "model_options_for", "surface_result"]
@@ -249,7 +250,8 @@ def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimato
                 inference: str | None = None, covariate: str | None = None, continuous: Sequence[str] = (),
                 seed: Any = None, sample_kwargs: Mapping[str, Any] | None = None, ci_prob: float = CI_PROB,
                 model_options: Mapping[str, Any] | None = None, arm_probs: Any = None,
-                arm_values: Any = None, draws: int | None = None, stack_confidence: bool = False) -> SurfaceResult:
+                arm_values: Any = None, draws: int | None = None, stack_confidence: bool = False,
+                min_elpd_gain: float = MIN_ELPD_GAIN) -> SurfaceResult:
     r"""Posterior accuracy of every arm by one of the estimators, through :func:`pbassess.inference.fit`.
 
     Parameters
@@ -294,6 +296,11 @@ def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimato
         draws becomes its mean confidence. Where the labels give no evidence against the
         confidence the surface stays on it; where they do the weight goes to the fit. The
         diagnostics gain ``confidence_weight`` and ``elpd_diff_vs_confidence`` (and its ``_se``).
+    min_elpd_gain : float
+        With ``stack_confidence``: the fit is stacked in only when its LOO ELPD gain over the
+        confidence exceeds this (default 4, below which an ELPD difference is small and its
+        standard error unreliable); otherwise the surface is the confidence. ``float("-inf")`` is
+        plain stacking (:func:`pbassess.surface.stacking.compare_with_confidence`).
 
     Returns
     -------
@@ -370,6 +377,8 @@ def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimato
     if stack_confidence and (estimator != "additive" or covariate != "confidence" or inference != "nuts"):
         raise ConfigError("stacking with the confidence applies to the confidence-anchored surface: "
                           "--estimator additive --covariate confidence with NUTS")
+    if stack_confidence:
+        check_min_elpd_gain(min_elpd_gain)
     rng = as_generator(seed)
     model_seed = int(rng.integers(2**31 - 1))
     start = time.perf_counter()
@@ -400,7 +409,7 @@ def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimato
     if stack_confidence:
         from pbassess.surface.stacking import compare_with_confidence, stack_accuracy_draws
 
-        comparison = compare_with_confidence(tree, arms)
+        comparison = compare_with_confidence(tree, arms, min_elpd_gain=min_elpd_gain)
         tree = stack_accuracy_draws(tree, arms.confidence, comparison.weight)
         diag.update(comparison.as_dict())
         options["stack_confidence"] = True

@@ -285,8 +285,13 @@ class SurfaceResult(AssessmentResult):
         weight = (self.diagnostics or {}).get("confidence_weight")
         if weight is not None:  # stacked with the label-free confidence (fit_surface(stack_confidence=True))
             diff, se = self.diagnostics["elpd_diff_vs_confidence"], self.diagnostics["elpd_diff_vs_confidence_se"]
-            moved += (f"; stacked with the confidence at weight {weight:.2f} (the labels' LOO predictive density "
-                      f"{diff:+.1f} +- {se:.1f} against the confidence's)")
+            bound = self.diagnostics.get("min_elpd_gain", float("-inf"))
+            if not diff > bound:  # the parsimony rule of pbassess.surface.stacking: the labels do not show it wrong
+                moved += (f"; kept on the label-free confidence (the labels' LOO predictive density {diff:+.1f} "
+                          f"+- {se:.1f} against the confidence's, not above {bound:g})")
+            else:
+                moved += (f"; stacked with the confidence at weight {weight:.2f} (the labels' LOO predictive "
+                          f"density {diff:+.1f} +- {se:.1f} against the confidence's)")
         return self.qualify(f"{name} over {self.arms.n_arms} arms from {int(self.arms.n.sum())} "
                             f"labels: lowest accuracy {self.mean[i]:.3f} ({self.ci_prob:.0%} HDI {lo:.3f}-{hi:.3f}) "
                             f"at {desc}{moved}.")

@@ -12,7 +12,9 @@ from pbassess.errors import ConfigError
 from pbassess.surface import ArmCounts, count_arms, fit_surface, hide_labels
 from pbassess.surface.evaluate import surface_errors
 from pbassess.surface.stacking import (
+    check_min_elpd_gain,
     compare_with_confidence,
+    confidence_items,
     stack_accuracy_draws,
     stacking_weights,
 )
@@ -123,6 +125,8 @@ def test_labels_that_show_a_miscalibration_keep_the_fit(miscalibrated_fit):
            for k, m in (("conf", stacked.arms.confidence), ("stacked", stacked.mean))}
     assert mse["stacked"] < 0.5 * mse["conf"]
     assert "stacked with the confidence at weight" in stacked.sentence()
+    assert d["elpd_diff_vs_confidence"] > d["min_elpd_gain"] == 4.0  # above the bound: the stacking weight itself
+    assert d["confidence_stacking_weight"] == d["confidence_weight"]
     out = stacked.to_json()
     assert out["diagnostics"]["confidence_weight"] == d["confidence_weight"]
     assert stacked.options["stack_confidence"] is True
@@ -149,6 +153,48 @@ def test_labels_from_a_calibrated_confidence_move_the_surface_to_it():
         gains.append(err[0] - err[1])
     assert np.mean(weights) > 0.5
     assert np.mean(gains) >= 0.0
+
+
+def _items_and_tree(gain_per_item):
+    """Arms of a small labeled pool, and a LOO tree whose every item predicts ``gain_per_item`` (log
+    scale) better than the confidence: the fit's ELPD gain is ``gain_per_item`` x items."""
+    s = miscalibrated_surface(3000, 2, seed=0, n_rules=0)
+    arms = count_arms(hide_labels(s.preds, 100, seed=0), s.attributes)
+    _, logit_conf, right = confidence_items(arms)
+    conf_lpd = -np.logaddexp(0.0, -(2.0 * right - 1.0) * logit_conf)
+    noise = np.random.default_rng(0).normal(0.0, 1e-4, size=(2, 200, right.size))
+    return arms, _loo_tree(conf_lpd + gain_per_item + noise)
+
+
+def test_the_fit_is_stacked_in_only_above_the_elpd_gain_bound():
+    """The fit predicts every item better (its stacking weight is 1, the confidence's 0), by a total
+    ELPD gain of 3: under the default bound of 4 the surface stays on the confidence; under a
+    bound of 2, or with plain stacking (-inf), it is the fit."""
+    arms, tree = _items_and_tree(0.03)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # PSIS of nearly constant draws: Pareto k is not the point here
+        kept = compare_with_confidence(tree, arms)
+        lower = compare_with_confidence(tree, arms, min_elpd_gain=2)
+        plain = compare_with_confidence(tree, arms, min_elpd_gain=float("-inf"))
+    assert kept.elpd_diff == pytest.approx(3.0, abs=1e-3) and kept.n_items == 100
+    assert kept.stacking_weight == pytest.approx(0.0, abs=1e-6)
+    assert kept.weight == 1.0 and kept.kept_confidence
+    assert lower.weight == plain.weight == pytest.approx(0.0, abs=1e-6) and not plain.kept_confidence
+    d = kept.as_dict()
+    assert (d["confidence_weight"], d["confidence_stacking_weight"], d["min_elpd_gain"]) == (1.0, kept.stacking_weight, 4.0)
+    arms, worse = _items_and_tree(-0.03)  # the confidence better on every item: weight 1 under any bound
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert compare_with_confidence(worse, arms, min_elpd_gain=float("-inf")).weight == pytest.approx(1.0)
+
+
+def test_a_bad_elpd_gain_bound_is_refused_in_one_line():
+    for bad in (float("nan"), float("inf"), "many", None, True):
+        with pytest.raises(ConfigError, match="min_elpd_gain must be a number"):
+            check_min_elpd_gain(bad)
+    arms = ArmCounts.from_arrays([20, 5], [15, 4], values=[[0], [1]], attributes=("sex",))
+    with pytest.raises(ConfigError, match="min_elpd_gain"):
+        fit_surface(arms, estimator="additive", covariate="confidence", stack_confidence=True, min_elpd_gain="x")
 
 
 def test_counts_without_items_cannot_be_stacked():
