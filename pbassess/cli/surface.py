@@ -1,7 +1,8 @@
 """``pbassess surface`` and ``pbassess surface-explore``: accuracy surfaces over attribute combinations.
 
 * ``pbassess surface DATA --attributes A,B,... --estimator E [--covariate confidence]
-  [--continuous AGEP,...] [--subsample-labels N] [--stack-confidence]`` and the data, inference
+  [--continuous AGEP,...] [--subsample-labels N] [--stack-confidence [--min-elpd-gain G]]
+  [--coding contrast|indicator] [--residual-scales MAIN,PAIR]`` and the data, inference
   (``conjugate``/``nuts``/``advi``), seed, interval, output, strict and progress options fits the
   surface and prints, with ``--json``, ``{"attributes", "arms", "n", "pool_n", "mean", "var",
   "hdi", "hdi_low", "hdi_high", "n_labeled", "n_pool", "confidence", "anchor", "diagnostics", "seed",
@@ -64,6 +65,15 @@ def register(subparsers: Any) -> None:
                    help="with --estimator additive --covariate confidence: stack the anchored surface with the "
                         "label-free confidence (PSIS-LOO stacking weights on the labeled items), so that labels "
                         "that show no miscalibration leave the surface on the confidence")
+    p.add_argument("--min-elpd-gain", type=_elpd_gain, default=None, metavar="G",
+                   help="with --stack-confidence: stack the fit in only when its LOO ELPD gain over the confidence "
+                        "exceeds G, else keep the confidence (default 4; --min-elpd-gain=-inf: plain stacking)")
+    p.add_argument("--coding", choices=["contrast", "indicator"], default=None,
+                   help="the anchored surface's residual design: sum-to-zero contrasts (default) or a coefficient "
+                        "per attribute level and per pair cell (a subgroup that is off is then one coefficient)")
+    p.add_argument("--residual-scales", type=_residual_scales, default=None, metavar="MAIN,PAIR",
+                   help="the anchored surface's prior scales of the main-effect and pair-effect scales "
+                        "(default 0.05,0.025; 0 drops a term)")
     opt.add_interval(p)
     opt.add_output(p)
     opt.add_strict(p)
@@ -111,6 +121,38 @@ def _fit_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     return kw
 
 
+def _elpd_gain(text: str) -> float:
+    """``--min-elpd-gain``: a finite number or -inf (plain stacking), else one line."""
+    if text.strip().lower() in ("-inf", "-infinity"):
+        return float("-inf")
+    return float(opt.checked_number("--min-elpd-gain")(text))
+
+
+def _residual_scales(text: str) -> tuple[float, float]:
+    """``--residual-scales MAIN,PAIR``: two non-negative numbers, else one line."""
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != 2:
+        raise opt.BadValue(f"--residual-scales takes two numbers MAIN,PAIR (e.g. 0.1,0.05), got {text!r}")
+    main, pair = (float(opt.checked_number("--residual-scales", minimum=0)(p)) for p in parts)
+    return main, pair
+
+
+def _anchored_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``model_options`` from --coding and --residual-scales (the anchored surface's only), or a one-line error."""
+    options: dict[str, Any] = {}
+    if args.coding is not None:
+        options["coding"] = args.coding
+    if args.residual_scales is not None:
+        options["main_scale"], options["interaction_scale"] = args.residual_scales
+    if options and (args.estimator != "additive" or args.covariate != "confidence"):
+        flag = "--coding" if args.coding is not None else "--residual-scales"
+        raise ConfigError(f"{flag} applies to the confidence-anchored surface: --estimator additive --covariate "
+                          "confidence")
+    if args.min_elpd_gain is not None and not args.stack_confidence:
+        raise ConfigError("--min-elpd-gain applies with --stack-confidence")
+    return options
+
+
 def _check_surface_memory(preds: Any, args: argparse.Namespace) -> None:
     """Refuse in one line, before fitting, a sampled surface whose draws x arms would not fit in memory."""
     from pbassess.inference import total_draws
@@ -134,6 +176,7 @@ def run_surface(args: argparse.Namespace) -> int:
     """Fit and print one surface."""
     from pbassess.surface import fit_surface, hide_labels
 
+    model_options = _anchored_options(args)
     preds = opt.load_data_args(args)
     seed = opt.seed_value(args)
     if args.subsample_labels is not None:
@@ -145,7 +188,9 @@ def run_surface(args: argparse.Namespace) -> int:
     with opt.progress(args):
         result = fit_surface(preds, _split(args.attributes), estimator=args.estimator, covariate=args.covariate,
                              continuous=_split(args.continuous), seed=seed, ci_prob=opt.ci_prob_value(args),
-                             stack_confidence=args.stack_confidence, **_fit_kwargs(args))
+                             stack_confidence=args.stack_confidence, model_options=model_options or None,
+                             **({} if args.min_elpd_gain is None else {"min_elpd_gain": args.min_elpd_gain}),
+                             **_fit_kwargs(args))
 
     def table() -> None:
         frame = result.summary().sort_values("mean")

@@ -99,6 +99,39 @@ def test_surface_stack_confidence_flag(pool_file, capsys):
         assert lo <= m + 1e-12 and m <= hi + 1e-12
 
 
+def test_anchored_option_flags_reach_the_fit(pool_file, capsys, monkeypatch):
+    """--coding, --residual-scales and --min-elpd-gain become fit_surface's model options and bound
+    (plumbing: the fit is replaced; the options' effect on the model is tested with the model)."""
+    import pbassess.surface as surface_api
+
+    seen = {}
+
+    def record(preds, attributes, **kwargs):
+        seen.update(kwargs)
+        raise ConfigError("recorded")
+
+    monkeypatch.setattr(surface_api, "fit_surface", record)
+    base = ["surface", str(pool_file), "--attributes", "a0,a1", "--estimator", "additive", "--covariate", "confidence"]
+    assert main([*base, "--coding", "indicator", "--residual-scales", "0.1,0.05", "--stack-confidence",
+                 "--min-elpd-gain=-inf"]) == 2
+    assert seen["model_options"] == {"coding": "indicator", "main_scale": 0.1, "interaction_scale": 0.05}
+    assert seen["min_elpd_gain"] == float("-inf") and seen["stack_confidence"] is True
+    seen.clear()
+    assert main([*base, "--stack-confidence"]) == 2
+    assert seen["model_options"] is None and "min_elpd_gain" not in seen  # fit_surface's own default (4)
+    capsys.readouterr()
+    for flags, message in ((["--min-elpd-gain", "2"], "--min-elpd-gain applies with --stack-confidence"),
+                           (["--residual-scales", "0.1"], "--residual-scales takes two numbers"),
+                           (["--residual-scales", "0.1,-1"], "--residual-scales"),
+                           (["--min-elpd-gain", "nan", "--stack-confidence"], "--min-elpd-gain must be finite")):
+        assert main([*base, *flags]) == 2
+        err = capsys.readouterr().err.strip()
+        assert message in err and len(err.splitlines()) == 1, err
+    beta = ["surface", str(pool_file), "--attributes", "a0,a1", "--estimator", "beta-i"]
+    assert main([*beta, "--coding", "indicator"]) == 2
+    assert "--coding applies to the confidence-anchored surface" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("strategy", ["variance", "variance-reduction", "design"])
 def test_surface_explore_json(pool_file, capsys, strategy):
     code = main(["surface-explore", str(pool_file), "--attributes", "a0,a1,a2", "--estimator", "beta-i",
