@@ -20,12 +20,16 @@ labels, every labeled arm scored.
 Estimators: ``confidence`` is the label-free baseline (each arm's mean model confidence);
 ``anchored`` (= ``additive+conf``, the grid's name) the confidence-anchored additive model
 (``covariate="confidence"``: calibrated confidence + residual effects that can shrink to zero);
-``anchored+stack`` the anchored fit stacked with the confidence (``stack_confidence=True``: a fraction,
-the confidence's PSIS-LOO stacking weight on the labeled items, of the accuracy draws becomes the
-arm's mean confidence; listed after ``anchored`` it stacks that row's fit, its seconds include the
-fit's; the weight and the ELPD difference are printed below its row);
+``anchored+stack`` the anchored fit stacked with the confidence (``stack_confidence=True``: when the
+fit's PSIS-LOO ELPD on the labeled items exceeds the confidence's by more than 4, a fraction, the
+confidence's stacking weight, of the accuracy draws becomes the arm's mean confidence; else all of
+them: :mod:`pbassess.surface.stacking`; listed after ``anchored`` it stacks that row's fit, its seconds
+include the fit's; the weights and the ELPD difference are printed below its row);
 ``anchored-indicator`` the same with a coefficient per level and per pair cell
-(``model_options={"coding": "indicator"}``); ``additive+linconf`` the earlier additive model with the confidence as a linear covariate
+(``model_options={"coding": "indicator"}``); ``anchored-loose`` the indicator design with residual
+scales twice the defaults (``main_scale=0.1, interaction_scale=0.05``: the option set for subgroups
+that are off) and ``anchored-loose+stack`` it stacked (after ``anchored-loose``, that row's fit);
+``additive+linconf`` the earlier additive model with the confidence as a linear covariate
 (``covariate="confidence-linear"``); ``betagp-slp+anchor`` and ``berngp+anchor`` BetaGP-SLP and
 BernGP with the anchored mean function; ``additive(advi)`` the additive model's ADVI fast path, printed with its error against
 NUTS (RMS gap of the posterior means on the scored arms, on arms with < 5 labels and on the 50
@@ -54,11 +58,13 @@ import numpy as np
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 from pbassess import load_data  # noqa: E402
+from pbassess.grid.surface_cells import LOOSE_ANCHORED_OPTIONS  # noqa: E402
 from pbassess.surface import count_arms, fit_surface, hide_labels  # noqa: E402
 from pbassess.surface.evaluate import surface_errors, truth_from_pool  # noqa: E402
 from pbassess.surface.stacking import compare_with_confidence, stack_accuracy_draws  # noqa: E402
 
 ATTRIBUTES = ["SEX", "DIS", "NATIVITY", "DEAR", "DEYE", "DREM", "MIG", "CIT", "MAR", "RAC1P"]
+LOOSE = LOOSE_ANCHORED_OPTIONS
 ESTIMATORS = {
     "confidence": None,
     "cpredictor": ("cpredictor", {}),
@@ -68,6 +74,8 @@ ESTIMATORS = {
     "additive+conf": ("additive", {"covariate": "confidence"}),
     "anchored+stack": ("additive", {"covariate": "confidence", "stack_confidence": True}),
     "anchored-indicator": ("additive", {"covariate": "confidence", "model_options": {"coding": "indicator"}}),
+    "anchored-loose": ("additive", {"covariate": "confidence", "model_options": LOOSE}),
+    "anchored-loose+stack": ("additive", {"covariate": "confidence", "model_options": LOOSE, "stack_confidence": True}),
     "additive+linconf": ("additive", {"covariate": "confidence-linear"}),
     "additive(advi)": ("additive", {"inference": "advi"}),
     "betagp-slp": ("betagp-slp", {}),
@@ -200,14 +208,15 @@ def main() -> None:
         for seed in range(args.first_seed, args.first_seed + args.seeds):
             kept = hide_labels(preds, budget, seed=seed)
             arms = count_arms(kept, attributes)
-            nuts_mean = nuts_var = anchored = None
+            nuts_mean = nuts_var = None
+            fits: dict = {}  # an anchored row's fit, for its "+stack" row
             for name in args.estimators.split(","):
                 start, cpu_start = time.perf_counter(), time.process_time()
                 diag: dict = {}
                 if ESTIMATORS[name] is None:
                     mean = arms.confidence
-                elif name == "anchored+stack" and anchored is not None:  # stack the anchored row's fit, not a refit
-                    r, fit_seconds, fit_cpu = anchored
+                elif name.endswith("+stack") and name.removesuffix("+stack") in fits:  # that row's fit, not a refit
+                    r, fit_seconds, fit_cpu = fits[name.removesuffix("+stack")]
                     comparison = compare_with_confidence(r.idata, arms)
                     tree = stack_accuracy_draws(r.idata, arms.confidence, comparison.weight)
                     mean = tree["posterior"]["accuracy"].mean(("chain", "draw")).to_numpy()
@@ -219,8 +228,8 @@ def main() -> None:
                         warnings.simplefilter("ignore")
                         r = fit_surface(arms, estimator=estimator, seed=seed, sample_kwargs=sample_kwargs, **options)
                     mean, diag = r.mean, r.diagnostics or {}
-                    if name == "anchored":
-                        anchored = (r, time.perf_counter() - start, time.process_time() - cpu_start)
+                    if name + "+stack" in ESTIMATORS:
+                        fits[name] = (r, time.perf_counter() - start, time.process_time() - cpu_start)
                     if name == "additive":
                         nuts_mean, nuts_var = mean, r.var
                 seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
@@ -229,7 +238,8 @@ def main() -> None:
                 print_row(budget, seed, name, e, seconds, rhat if rhat is not None else float("nan"),
                           int(diag.get("divergences") or 0), ess if ess is not None else float("nan"), cpu)
                 if "confidence_weight" in diag:
-                    print(f"{'':12s}confidence weight {diag['confidence_weight']:.2f}, ELPD anchored - confidence "
+                    print(f"{'':12s}confidence weight {diag['confidence_weight']:.2f} (stacking weight "
+                          f"{diag['confidence_stacking_weight']:.2f}), ELPD anchored - confidence "
                           f"{diag['elpd_diff_vs_confidence']:+.1f} +- {diag['elpd_diff_vs_confidence_se']:.1f} "
                           f"over {diag['stacking_items']} labels (max Pareto k {diag['stacking_max_pareto_k']:.2f})",
                           flush=True)

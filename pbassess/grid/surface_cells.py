@@ -37,8 +37,12 @@ import xarray as xr
 from pbassess.errors import ConfigError
 from pbassess.grid.tables import expand_table, positive_int, settings_hash
 
-__all__ = ["SYNTHETIC", "SurfaceCell", "merge_surface_cells", "parse_estimator", "run_surface_cell", "surface_cells",
+__all__ = ["LOOSE_ANCHORED_OPTIONS", "SYNTHETIC", "SurfaceCell", "merge_surface_cells", "parse_estimator", "run_surface_cell", "surface_cells",
            "surface_rows"]
+
+# The anchored model's option set for subgroups that are off (docs/surfaces.md, "Looser scales in the
+# indicator design"): a coefficient per level and per pair cell, residual scales twice the defaults.
+LOOSE_ANCHORED_OPTIONS = {"coding": "indicator", "main_scale": 0.1, "interaction_scale": 0.05}
 
 _LIST_KEYS = {"datasets": "dataset", "estimators": "estimator", "budgets": "budget", "seeds": "seed"}
 _SCALAR_KEYS = {"attributes": tuple, "draws": int, "tune": int, "chains": int, "min_support": float}
@@ -55,8 +59,10 @@ def parse_estimator(name: str) -> tuple[str | None, dict[str, Any]]:
     estimator at the calibrated confidence (``covariate="confidence"``; ``anchored`` is ``additive+conf``),
     ``+linconf`` takes the mean confidence as a linear covariate (``covariate="confidence-linear"``);
     ``anchored-indicator`` is the anchored model with its residual coded by indicators
-    (``model_options={"coding": "indicator"}``); ``anchored+stack`` the anchored model stacked with the
-    label-free confidence (``stack_confidence=True``).
+    (``model_options={"coding": "indicator"}``); ``anchored-loose`` that design with residual scales twice
+    the defaults (``main_scale=0.1, interaction_scale=0.05``); ``anchored+stack`` (and
+    ``anchored-loose+stack``) the anchored model stacked with the label-free confidence
+    (``stack_confidence=True``).
 
     Examples
     --------
@@ -68,6 +74,8 @@ def parse_estimator(name: str) -> tuple[str | None, dict[str, Any]]:
     ('additive', {'covariate': 'confidence', 'model_options': {'coding': 'indicator'}})
     >>> parse_estimator("anchored+stack")
     ('additive', {'covariate': 'confidence', 'stack_confidence': True})
+    >>> parse_estimator("anchored-loose+stack")[1]["model_options"] == LOOSE_ANCHORED_OPTIONS
+    True
     """
     from pbassess.surface.fit import ESTIMATORS, INFERENCES
 
@@ -77,10 +85,12 @@ def parse_estimator(name: str) -> tuple[str | None, dict[str, Any]]:
         if inference not in INFERENCES:
             raise ConfigError(f"estimator {name!r}: unknown inference {inference!r} (choose from {', '.join(INFERENCES)})")
         options["inference"] = inference
+    if base.startswith("anchored") and base.endswith("+stack"):  # stacked with the label-free confidence
+        base, options = base.removesuffix("+stack"), {"stack_confidence": True, **options}
     if base == "anchored-indicator":  # the anchored model with a coefficient per level and per pair cell
         base, options = "additive+conf", {"model_options": {"coding": "indicator"}, **options}
-    if base == "anchored+stack":  # the anchored model stacked with the label-free confidence
-        base, options = "additive+conf", {"stack_confidence": True, **options}
+    if base == "anchored-loose":  # the indicator design with residual scales twice the defaults
+        base, options = "additive+conf", {"model_options": dict(LOOSE_ANCHORED_OPTIONS), **options}
     if base == "anchored":
         base = "additive+conf"
     for suffix, covariate in (("+conf", "confidence"), ("+anchor", "confidence"), ("+linconf", "confidence-linear")):
@@ -92,7 +102,8 @@ def parse_estimator(name: str) -> tuple[str | None, dict[str, Any]]:
         return None, {}
     if base not in ESTIMATORS:
         raise ConfigError(f"unknown surface estimator {name!r} (choose from confidence, {', '.join(ESTIMATORS)}, "
-                          "anchored, anchored-indicator, anchored+stack, optionally with +conf, +anchor or +linconf and (nuts|advi|conjugate))")
+                          "anchored, anchored-indicator or anchored-loose, each optionally with +stack; any with +conf, "
+                          "+anchor or +linconf and (nuts|advi|conjugate))")
     return base, options
 
 
