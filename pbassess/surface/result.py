@@ -288,7 +288,8 @@ class SurfaceResult(AssessmentResult):
             bound = self.diagnostics.get("min_elpd_gain", float("-inf"))
             if not diff > bound:  # the parsimony rule of pbassess.surface.stacking: the labels do not show it wrong
                 moved += (f"; kept on the label-free confidence (the labels' LOO predictive density {diff:+.1f} "
-                          f"+- {se:.1f} against the confidence's, not above {bound:g})")
+                          f"+- {se:.1f} against the confidence's, not above {bound:g}), so its intervals have no "
+                          "width: quote the anchored fit's, without stacking")
             else:
                 moved += (f"; stacked with the confidence at weight {weight:.2f} (the labels' LOO predictive "
                           f"density {diff:+.1f} +- {se:.1f} against the confidence's)")

@@ -188,6 +188,17 @@ def test_the_fit_is_stacked_in_only_above_the_elpd_gain_bound():
         assert compare_with_confidence(worse, arms, min_elpd_gain=float("-inf")).weight == pytest.approx(1.0)
 
 
+def test_the_sentence_says_when_the_surface_was_kept_on_the_confidence():
+    arms = ArmCounts.from_arrays([20, 5], [15, 4], values=[[0], [1]], attributes=("sex",))
+    r = fit_surface(arms, estimator="beta-i", seed=0)
+    kept = {"confidence_weight": 1.0, "confidence_stacking_weight": 0.4, "min_elpd_gain": 4.0,
+            "elpd_diff_vs_confidence": 1.5, "elpd_diff_vs_confidence_se": 2.0}
+    r.diagnostics.update(kept)
+    assert "kept on the label-free confidence" in r.sentence() and "no width" in r.sentence()
+    r.diagnostics.update(elpd_diff_vs_confidence=6.0, confidence_weight=0.4)
+    assert "stacked with the confidence at weight 0.40" in r.sentence()
+
+
 def test_a_bad_elpd_gain_bound_is_refused_in_one_line():
     for bad in (float("nan"), float("inf"), "many", None, True):
         with pytest.raises(ConfigError, match="min_elpd_gain must be a number"):
