@@ -25,9 +25,10 @@ demo: setup
 
 # One pytest worker per core (pytest-xdist), a test file per worker at a time, so that a module's
 # fixtures (the contract test's memoised fits) are built once: on 2 cores the suite runs in about
-# half the time of one process, which left the second core idle outside NUTS.
+# half the time of one process, which left the second core idle outside NUTS. The longest files go first
+# (tests/conftest.py) and the 15 slowest tests are listed at the end, to watch CI's 30 minutes.
 test: setup browser
-	$(PY) -m pytest -q -n auto --dist loadfile
+	$(PY) -m pytest -q -n auto --dist loadfile --durations=15
 
 # The labeling app's browser tests drive Debian's chromium with Playwright (Playwright's own browser
 # downloads are not used): install the package when it is missing (needs root or sudo).

@@ -49,3 +49,13 @@ def svhn(shared_data_dir):
 def sample_kwargs() -> dict:
     """Tiny NUTS settings for unit tests that check plumbing, not statistics."""
     return {"tune": 200, "draws": 200, "chains": 2, "cores": 1, "random_seed": 7, "progressbar": False}
+
+
+# The longest test files run first. `make test` gives each pytest-xdist worker one test file at a time
+# (--dist loadfile) in collection order, and the notebooks (tests/test_notebooks.py: every notebook executed,
+# about five minutes) are collected near the end: started last, they ran alone while the other core idled.
+_LONGEST_FILES_FIRST = ("test_notebooks.py", "test_sbc.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    items.sort(key=lambda item: item.path.name not in _LONGEST_FILES_FIRST)  # stable: the rest keep their order
