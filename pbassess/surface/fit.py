@@ -251,7 +251,7 @@ def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimato
                 seed: Any = None, sample_kwargs: Mapping[str, Any] | None = None, ci_prob: float = CI_PROB,
                 model_options: Mapping[str, Any] | None = None, arm_probs: Any = None,
                 arm_values: Any = None, draws: int | None = None, stack_confidence: bool = False,
-                min_elpd_gain: float = MIN_ELPD_GAIN) -> SurfaceResult:
+                min_elpd_gain: float | None = None) -> SurfaceResult:
     r"""Posterior accuracy of every arm by one of the estimators, through :func:`pbassess.inference.fit`.
 
     Parameters
@@ -296,11 +296,12 @@ def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimato
         draws becomes its mean confidence. Where the labels give no evidence against the
         confidence the surface stays on it; where they do the weight goes to the fit. The
         diagnostics gain ``confidence_weight`` and ``elpd_diff_vs_confidence`` (and its ``_se``).
-    min_elpd_gain : float
-        With ``stack_confidence``: the fit is stacked in only when its LOO ELPD gain over the
-        confidence exceeds this (default 4, below which an ELPD difference is small and its
-        standard error unreliable); otherwise the surface is the confidence. ``float("-inf")`` is
-        plain stacking (:func:`pbassess.surface.stacking.compare_with_confidence`).
+    min_elpd_gain : float, optional
+        With ``stack_confidence`` only: the fit is stacked in only when its LOO ELPD gain over the
+        confidence exceeds this (default 4, :data:`pbassess.surface.stacking.MIN_ELPD_GAIN`, below
+        which an ELPD difference is small and its standard error unreliable); otherwise the surface
+        is the confidence. ``float("-inf")`` is plain stacking
+        (:func:`pbassess.surface.stacking.compare_with_confidence`).
 
     Returns
     -------
@@ -377,8 +378,9 @@ def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimato
     if stack_confidence and (estimator != "additive" or covariate != "confidence" or inference != "nuts"):
         raise ConfigError("stacking with the confidence applies to the confidence-anchored surface: "
                           "--estimator additive --covariate confidence with NUTS")
-    if stack_confidence:
-        check_min_elpd_gain(min_elpd_gain)
+    if min_elpd_gain is not None and not stack_confidence:
+        raise ConfigError("min_elpd_gain applies with stack_confidence=True")
+    min_elpd_gain = check_min_elpd_gain(MIN_ELPD_GAIN if min_elpd_gain is None else min_elpd_gain)
     rng = as_generator(seed)
     model_seed = int(rng.integers(2**31 - 1))
     start = time.perf_counter()

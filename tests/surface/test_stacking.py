@@ -206,6 +206,8 @@ def test_a_bad_elpd_gain_bound_is_refused_in_one_line():
     arms = ArmCounts.from_arrays([20, 5], [15, 4], values=[[0], [1]], attributes=("sex",))
     with pytest.raises(ConfigError, match="min_elpd_gain"):
         fit_surface(arms, estimator="additive", covariate="confidence", stack_confidence=True, min_elpd_gain="x")
+    with pytest.raises(ConfigError, match="min_elpd_gain applies with stack_confidence"):  # not silently ignored
+        fit_surface(arms, estimator="beta-i", min_elpd_gain=2)
 
 
 def test_counts_without_items_cannot_be_stacked():
