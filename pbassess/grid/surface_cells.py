@@ -37,8 +37,8 @@ import xarray as xr
 from pbassess.errors import ConfigError
 from pbassess.grid.tables import expand_table, positive_int, settings_hash
 
-__all__ = ["LOOSE_ANCHORED_OPTIONS", "SYNTHETIC", "SurfaceCell", "merge_surface_cells", "parse_estimator", "run_surface_cell", "surface_cells",
-           "surface_rows"]
+__all__ = ["LOOSE_ANCHORED_OPTIONS", "SYNTHETIC", "SurfaceCell", "merge_surface_cells", "parse_estimator",
+           "run_surface_cell", "surface_cells", "surface_rows"]
 
 # The anchored model's option set for subgroups that are off (docs/surfaces.md, "Looser scales in the
 # indicator design"): a coefficient per level and per pair cell, residual scales twice the defaults.

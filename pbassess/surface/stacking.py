@@ -20,10 +20,10 @@ the fit is stacked in only when its ELPD gain over the confidence exceeds ``min_
 (default 4), and otherwise the surface stays on the confidence (weight 1). Four is the bound below
 which a LOO ELPD difference is small and its normal approximation poorly calibrated (Sivula,
 Magnusson, Matamoros & Vehtari, *Uncertainty in Bayesian leave-one-out cross-validation based model
-comparison*, arXiv:2008.10296; Vehtari's cross-validation FAQ): a
-parsimony rule that keeps the simpler model, the one without parameters, unless the labels show it
-wrong. ``min_elpd_gain=0`` stacks whenever the fit predicts the labels better at all;
-``min_elpd_gain=-inf`` is plain stacking.
+comparison*, arXiv:2008.10296; Vehtari's cross-validation FAQ): a parsimony rule that keeps the
+simpler model, the one without parameters, unless the labels show it wrong. ``min_elpd_gain=0``
+stacks whenever the fit predicts the labels better at all; ``min_elpd_gain=-inf`` is plain stacking
+(in ``--json`` a bound of -inf is ``null``).
 
 The confidence model has no parameters, so its draws carry no spread: where the weight goes to
 the confidence the stacked intervals narrow with it. That is what stacking says (the labels give no
