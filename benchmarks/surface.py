@@ -64,7 +64,6 @@ from pbassess.surface.evaluate import surface_errors, truth_from_pool  # noqa: E
 from pbassess.surface.stacking import compare_with_confidence, stack_accuracy_draws  # noqa: E402
 
 ATTRIBUTES = ["SEX", "DIS", "NATIVITY", "DEAR", "DEYE", "DREM", "MIG", "CIT", "MAR", "RAC1P"]
-LOOSE = LOOSE_ANCHORED_OPTIONS
 ESTIMATORS = {
     "confidence": None,
     "cpredictor": ("cpredictor", {}),
@@ -74,8 +73,9 @@ ESTIMATORS = {
     "additive+conf": ("additive", {"covariate": "confidence"}),
     "anchored+stack": ("additive", {"covariate": "confidence", "stack_confidence": True}),
     "anchored-indicator": ("additive", {"covariate": "confidence", "model_options": {"coding": "indicator"}}),
-    "anchored-loose": ("additive", {"covariate": "confidence", "model_options": LOOSE}),
-    "anchored-loose+stack": ("additive", {"covariate": "confidence", "model_options": LOOSE, "stack_confidence": True}),
+    "anchored-loose": ("additive", {"covariate": "confidence", "model_options": LOOSE_ANCHORED_OPTIONS}),
+    "anchored-loose+stack": ("additive", {"covariate": "confidence", "model_options": LOOSE_ANCHORED_OPTIONS,
+                                      "stack_confidence": True}),
     "additive+linconf": ("additive", {"covariate": "confidence-linear"}),
     "additive(advi)": ("additive", {"inference": "advi"}),
     "betagp-slp": ("betagp-slp", {}),
