@@ -93,7 +93,7 @@ from pbassess.stats.sampling import as_generator
 
 __all__ = [
     "BETA_I_LAMBDA", "CALIBRATION_SCALE", "DEFAULT_SCALE_TERM", "GP_ESTIMATORS", "SCALE_TERMS", "AdditiveDesign", "ArmSpec", "BetaISpec",
-    "CPredictorSpec", "SurfaceModelSpec", "additive_design", "additive_model", "indicator_design", "anchor_logit", "anchored_arm_scale", "anchored_items", "anchored_model", "calibrated_anchor", "arm_inputs", "beta_i_model",
+    "CPredictorSpec", "SurfaceModelSpec", "additive_design", "additive_model", "indicator_design", "anchor_logit", "anchored_arm_scale", "anchored_items", "anchored_model", "tied_items", "calibrated_anchor", "arm_inputs", "beta_i_model",
     "beta_i_prior", "berngp_model", "betagp_model", "count_terms", "cpredictor_model", "global_accuracy_terms",
     "ANCHORED_DRAWS", "GRID_GP_MAX_ORDER", "GRID_GP_SAMPLE_KWARGS", "TRUNCATED_BETAGP_SAMPLE_KWARGS",
     "GridEigenbasis", "gp_latent_form", "grid_eigenbasis", "grid_log_eigenvalues",
@@ -1139,7 +1139,8 @@ def anchored_model(arms: Any, *, main_scale: float = ANCHORED_MAIN_SCALE, intera
     (:func:`anchored_items`, a pool counted by :func:`pbassess.surface.count_arms`): labeled item
     i of arm a is right with probability sigmoid(l + b (logit c_i - zbar) + r_a), so the map is
     learned from the confidences within arms (arm counts alone confound it with the residual:
-    on ACS they gave b = 1.5 where the items give b ~ 1). Otherwise (counts given directly,
+    on ACS they gave b = 1.5 where the items give b ~ 1); items of one arm with one confidence
+    are summed as one term (:func:`tied_items`). Otherwise (counts given directly,
     fractional counts, ``counts_as_data``) the arm counts, y_a ~ Binomial(n_a, mu_a), exact when
     items are labeled at random within their arm. ``accuracy`` = ``mu``: no Beta layer.
     Returns ``(model, n, correct)``; deterministics ``mu``, ``anchor``, ``residual`` (arm) and
@@ -1213,10 +1214,12 @@ def anchored_model(arms: Any, *, main_scale: float = ANCHORED_MAIN_SCALE, intera
                 resid = resid + pytensor.shared(np.ascontiguousarray(G[rows][:, cols]), name="anchored_labeled") @ coef
             if arm_effect is not None:
                 resid = resid + arm_effect[rows]
-            eta = (model["calibration_loc"] + model["calibration_slope"] * pt.as_tensor(z_item - centre)
-                   + resid[np.searchsorted(rows, arm_of)])
-            sign = pt.as_tensor(2.0 * right - 1.0)
-            pm.Potential("likelihood", -pt.softplus(-sign * eta).sum())
+            group_arm, group_z, group_n, group_right = tied_items(arm_of, z_item, right)
+            eta = (model["calibration_loc"] + model["calibration_slope"] * pt.as_tensor(group_z - centre)
+                   + resid[np.searchsorted(rows, group_arm)])
+            # sum over the group's items of log sigmoid(+-eta) = -n softplus(-eta) - (n - right) eta
+            pm.Potential("likelihood", -(pt.as_tensor(group_n) * pt.softplus(-eta)
+                                         + pt.as_tensor(group_n - group_right) * eta).sum())
         resid_all = pt.zeros(arms.n_arms)
         if coef is not None:
             resid_all = resid_all + pytensor.shared(np.ascontiguousarray(G[:, cols]), name="anchored_residual") @ coef
@@ -1244,6 +1247,30 @@ def anchored_arm_scale(arms: Any, arm_scale: float, *, interactions: bool = True
     """
     modelled = 2 if interactions and interaction_scale > 0 else 1
     return 0.0 if np.asarray(arms.values).reshape(arms.n_arms, -1).shape[1] <= modelled else float(arm_scale)
+
+
+def tied_items(arm_of: np.ndarray, z: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Labeled items of one arm with one logit confidence, as a group: (arm, z, items, right ones) per group.
+
+    Such items share their probability of being right, sigmoid(eta), so the anchored likelihood
+    sums them in one term, ``-n softplus(-eta) - (n - right) eta`` (the sum of their Bernoulli log
+    probabilities): the same log density, fewer terms. On ACS 2,000 random labels are 1,675
+    groups and 10,000 are 6,514 (a model's confidences repeat where the inputs do); a logp and
+    gradient took 122 us against 168 us item by item at 2,000 labels, 392 against 488 at 10,000.
+    Groups are sorted by arm, then by z.
+
+    Examples
+    --------
+    >>> arm, z, n, k = tied_items(np.array([1, 0, 1, 1]), np.array([0.5, 0.5, 0.5, 2.0]), np.array([1, 0, 0, 1]))
+    >>> arm.tolist(), z.tolist(), n.tolist(), k.tolist()
+    ([0, 1, 1], [0.5, 0.5, 2.0], [1.0, 2.0, 1.0], [0.0, 1.0, 1.0])
+    """
+    keys = np.column_stack([np.asarray(arm_of, float), np.asarray(z, float)])
+    unique, inverse = np.unique(keys, axis=0, return_inverse=True)
+    inverse = inverse.ravel().astype(np.int64)
+    n = cell_counts(inverse, len(unique))
+    k = cell_counts(inverse, len(unique), weights=np.asarray(right, float))
+    return unique[:, 0].astype(np.int64), unique[:, 1], np.asarray(n, float), np.asarray(k, float)
 
 
 def anchored_items(arms: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:

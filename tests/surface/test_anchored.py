@@ -161,6 +161,34 @@ def test_item_level_likelihood_and_its_pointwise_values_agree():
     np.testing.assert_allclose(ll.sum(), values[3], rtol=1e-9)
 
 
+def test_tied_items_are_one_likelihood_term_with_the_same_log_density():
+    """Items of one arm with the same confidence share their success probability: the model sums
+    them as one term (n softplus(-eta) + (n - right) eta), and that is the items' own sum."""
+    import dataclasses
+
+    from pbassess.pymc_models.surface import tied_items
+    from pbassess.surface import hide_labels
+
+    s = miscalibrated_surface(3000, 3, seed=0)
+    arms = count_arms(hide_labels(s.preds, 400, seed=1), s.attributes)
+    arm_of, conf, right = arms.labeled_items
+    coarse = np.round(np.asarray(conf), 1)  # ties: ~400 items in a few dozen (arm, confidence) groups
+    arms = dataclasses.replace(arms, labeled_items=(arm_of, coarse, right))
+    group_arm, group_z, group_n, group_right = tied_items(arm_of, logit(coarse), right)
+    assert group_n.sum() == 400 and group_right.sum() == np.sum(right) and group_n.size < 100
+    assert np.any((group_right > 0) & (group_right < group_n))  # groups with right and wrong items both
+    spec = SurfaceModelSpec(arms, "additive", covariate="confidence")
+    model = spec.model()
+    rng = np.random.default_rng(3)
+    point = {k: v + rng.normal(0, 0.3, size=np.shape(v)) for k, v in model.initial_point().items()}
+    names = ["calibration_loc", "calibration_slope", "residual"]
+    values = _fn(model, [model[n] for n in names] + [model["likelihood"]])(**point)
+    draws = {n: np.asarray(v)[None, None] for n, v in zip(names, values[:3], strict=True)}
+    _, ll, _ = spec.log_likelihood(draws, per_item=True)  # item by item, for LOO
+    assert ll.shape == (1, 1, 400)
+    np.testing.assert_allclose(ll.sum(), values[3], rtol=1e-10)
+
+
 def test_gp_estimators_take_the_anchored_mean_function():
     from pbassess.pymc_models.surface import berngp_model, betagp_model
 
