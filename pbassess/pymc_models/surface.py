@@ -1127,6 +1127,9 @@ def anchored_model(arms: Any, *, main_scale: float = ANCHORED_MAIN_SCALE, intera
     A scale of 0 drops its term. ``coding="indicator"`` replaces the contrasts by a coefficient per
     level and per pair cell (:func:`indicator_design`; same scales), so a combination that is off
     is one coefficient, not a quarter in each of the map's level, two main effects and the pair.
+    That prior is sampled in the contrasts, without the over-complete design's redundant
+    directions (the same prior over the arms' residuals, with a free ``level_z`` for the blocks'
+    means; docs/surfaces.md); with a continuous attribute the cell design itself is kept.
     Measured (docs/surfaces.md, 5 label seeds): on the miscalibrated surface at 2,000 labels macro
     MSE 0.00070 against the contrasts' 0.00084, better on every seed (one divergence in 1 of 5 fits,
     against the contrasts' 2 of 5); on ACS
@@ -1164,25 +1167,19 @@ def anchored_model(arms: Any, *, main_scale: float = ANCHORED_MAIN_SCALE, intera
 
     if coding not in ("contrast", "indicator"):
         raise ConfigError(f"unknown coding {coding!r} (choose contrast or indicator)")
-    build = additive_design if coding == "contrast" else indicator_design
-    design = build(arms, interactions=interactions and interaction_scale > 0, n_basis=n_basis)
+    pairs = interactions and interaction_scale > 0
+    over_complete = coding == "indicator" and bool(arms.continuous)
+    design = (indicator_design if over_complete else additive_design)(arms, interactions=pairs, n_basis=n_basis)
     obs = np.arange(arms.n_arms) if counts_as_data else np.flatnonzero(np.asarray(arms.n) > 0)
     G = design.matrix
     with pm.Model(coords={"arm": np.arange(arms.n_arms)}) as model:
         anchor, _ = calibrated_anchor(arms, scale=calibration_scale)
         z, centre = _anchor_inputs(arms)
         base = model["calibration_loc"] + model["calibration_slope"] * pt.as_tensor(z - centre)
-        parts, columns = [], []
-        for label, cols, scale in (("main", design.main_columns, main_scale),
-                                   ("pair", design.pair_columns, interaction_scale)):
-            if scale > 0 and cols.size:
-                blocks = np.unique(design.block[cols])
-                sd = pm.HalfStudentT(f"{label}_sd", nu=3, sigma=scale, shape=blocks.size)
-                sd = sd[np.searchsorted(blocks, design.block[cols])]
-                parts.append(sd * pm.Normal(f"{label}_z", 0.0, 1.0, shape=cols.size))
-                columns.append(cols)
-        coef = pt.concatenate(parts) if parts else None
-        cols = np.concatenate(columns) if parts else None
+        if coding == "indicator" and not over_complete:
+            coef, cols, level = _indicator_effects_in_contrasts(arms, design, main_scale, interaction_scale)
+        else:
+            coef, cols, level = _block_effects(design, main_scale, interaction_scale)
         arm_scale = anchored_arm_scale(arms, arm_scale, interactions=interactions, interaction_scale=interaction_scale)
         arm_effect = (pm.HalfStudentT("arm_sd", nu=3, sigma=arm_scale) * pm.Normal("arm_z", 0.0, 1.0, dims="arm")
                       if arm_scale > 0 else None)
@@ -1193,7 +1190,7 @@ def anchored_model(arms: Any, *, main_scale: float = ANCHORED_MAIN_SCALE, intera
             # (evaluated once per kept draw). Shared (not constant) design rows: nutpie's numba code
             # takes them as arguments instead of compiling them in.
             eta = model["calibration_loc"] + model["calibration_slope"] * pt.as_tensor(z_centred[rows])
-            resid = pt.zeros(rows.size)
+            resid = pt.zeros(rows.size) if level is None else pt.zeros(rows.size) + level
             if coef is not None:
                 resid = resid + pytensor.shared(np.ascontiguousarray(G[rows][:, cols]), name=f"anchored_{label}") @ coef
             if arm_effect is not None:
@@ -1209,7 +1206,7 @@ def anchored_model(arms: Any, *, main_scale: float = ANCHORED_MAIN_SCALE, intera
         else:  # the labeled items: Bernoulli(sigmoid(l + b (logit c_i - zbar) + r_arm(i)))
             arm_of, z_item, right = items
             rows = np.unique(arm_of)
-            resid = pt.zeros(rows.size)
+            resid = pt.zeros(rows.size) if level is None else pt.zeros(rows.size) + level
             if coef is not None:
                 resid = resid + pytensor.shared(np.ascontiguousarray(G[rows][:, cols]), name="anchored_labeled") @ coef
             if arm_effect is not None:
@@ -1220,12 +1217,85 @@ def anchored_model(arms: Any, *, main_scale: float = ANCHORED_MAIN_SCALE, intera
             # sum over the group's items of log sigmoid(+-eta) = -n softplus(-eta) - (n - right) eta
             pm.Potential("likelihood", -(pt.as_tensor(group_n) * pt.softplus(-eta)
                                          + pt.as_tensor(group_n - group_right) * eta).sum())
-        resid_all = pt.zeros(arms.n_arms)
+        resid_all = pt.zeros(arms.n_arms) if level is None else pt.zeros(arms.n_arms) + level
         if coef is not None:
             resid_all = resid_all + pytensor.shared(np.ascontiguousarray(G[:, cols]), name="anchored_residual") @ coef
         pm.Deterministic("residual", resid_all + (arm_effect if arm_effect is not None else 0.0), dims="arm")
         del anchor, base
     return model, arms.n, arms.correct
+
+
+def _block_effects(design: AdditiveDesign, main_scale: float, interaction_scale: float):
+    """The residual's coefficients, non-centred with a half-Student-t_3 scale per block: (coef, columns, None)."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    parts, columns = [], []
+    for label, cols, scale in (("main", design.main_columns, main_scale),
+                               ("pair", design.pair_columns, interaction_scale)):
+        if scale > 0 and cols.size:
+            blocks = np.unique(design.block[cols])
+            sd = pm.HalfStudentT(f"{label}_sd", nu=3, sigma=scale, shape=blocks.size)
+            sd = sd[np.searchsorted(blocks, design.block[cols])]
+            parts.append(sd * pm.Normal(f"{label}_z", 0.0, 1.0, shape=cols.size))
+            columns.append(cols)
+    if not parts:
+        return None, None, None
+    return pt.concatenate(parts), np.concatenate(columns), None
+
+
+def _indicator_effects_in_contrasts(arms: Any, contrasts: AdditiveDesign, main_scale: float, interaction_scale: float):
+    """The indicator design's prior written in the sum-to-zero contrasts, without its redundant directions.
+
+    A coefficient per level, u_k(l) = sigma_k z_kl, and per pair cell, v_kj(l, m) = tau_kj z_klm
+    (:func:`indicator_design`), splits into orthogonal, independent parts: the doubly centred
+    cell effects are the contrasts' pair Q_k (tau_kj Z) Q_j^T; a pair's row (column) means are a
+    main effect of k (j) with variance tau_kj^2 / L_j (/ L_k) per contrast; and every block's mean
+    is a shift of all arms, with variance sigma_k^2 / L_k or tau_kj^2 / (L_k L_j). So the same
+    prior over the arms' residuals is: contrast main effects with sd sqrt(sigma_k^2 + sum_j tau_kj^2
+    / L_j), contrast pairs with sd tau_kj, and one level shift with sd sqrt(sum_k sigma_k^2 / L_k +
+    sum_kj tau_kj^2 / (L_k L_j)). The over-complete form gave NUTS a ridge per level and per pair
+    cell mean (63 leapfrog steps a draw on ACS against the contrasts' 31). Categorical attributes
+    only (the caller keeps the over-complete form otherwise). Returns (coef, columns, level).
+    """
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    K = len(arms.attributes)
+    levels = np.array([np.unique(np.asarray(arms.values[:, k]).astype(str)).size for k in range(K)], float)
+    # the pair blocks the design was built with (a pair of a one-level attribute has cells but no contrasts)
+    pair_of = ([(k, j) for k in range(K) for j in range(k + 1, K)]
+               if interaction_scale > 0 and len(contrasts.names) > contrasts.n_main else [])
+    main_var = pt.zeros(K)
+    level_var = pt.as_tensor(0.0)
+    if main_scale > 0 and K:
+        main_sd = pm.HalfStudentT("main_sd", nu=3, sigma=main_scale, shape=K)
+        main_var = main_sd ** 2
+        level_var = level_var + (main_var / levels).sum()
+    pair_sd = None
+    if pair_of:
+        pair_sd = pm.HalfStudentT("pair_sd", nu=3, sigma=interaction_scale, shape=len(pair_of))
+        share = np.zeros((K, len(pair_of)))  # a pair's row means: variance tau^2 / L_other on each attribute's main effect
+        for p, (k, j) in enumerate(pair_of):
+            share[k, p], share[j, p] = 1.0 / levels[j], 1.0 / levels[k]
+        pair_var = pair_sd ** 2
+        main_var = main_var + pt.dot(pt.as_tensor(share), pair_var)
+        level_var = level_var + (pair_var / np.array([levels[k] * levels[j] for k, j in pair_of])).sum()
+    if main_scale <= 0 and pair_sd is None:
+        return None, None, None
+    parts, columns = [], []
+    main = contrasts.main_columns
+    if main.size:
+        parts.append(pt.sqrt(main_var)[contrasts.block[main]] * pm.Normal("main_z", 0.0, 1.0, shape=main.size))
+        columns.append(main)
+    pair = contrasts.pair_columns
+    if pair_sd is not None and pair.size:
+        parts.append(pair_sd[contrasts.block[pair] - contrasts.n_main] * pm.Normal("pair_z", 0.0, 1.0, shape=pair.size))
+        columns.append(pair)
+    level = pt.sqrt(level_var) * pm.Normal("level_z", 0.0, 1.0)
+    if not parts:
+        return None, None, level
+    return pt.concatenate(parts), np.concatenate(columns), level
 
 
 def anchored_arm_scale(arms: Any, arm_scale: float, *, interactions: bool = True,
