@@ -151,16 +151,23 @@ def test_item_level_likelihood_and_its_pointwise_values_agree():
     items = anchored_items(arms)
     assert items is not None and items[0].size == 200
     assert anchored_items(arms.with_counts(arms.n, arms.correct)) is None  # counts changed: the arm Binomial
+    dims, ll, likelihood = _pointwise_and_model_likelihood(arms, seed=2)
+    assert dims == ("item",) and ll.shape == (1, 1, 200)
+    np.testing.assert_allclose(ll.sum(), likelihood, rtol=1e-9)
+
+
+def _pointwise_and_model_likelihood(arms, seed):
+    """At a random point of the anchored model: the spec's per-item log-likelihood (for LOO) and the
+    model's likelihood term."""
     spec = SurfaceModelSpec(arms, "additive", covariate="confidence")
     model = spec.model()
-    rng = np.random.default_rng(2)
+    rng = np.random.default_rng(seed)
     point = {k: v + rng.normal(0, 0.3, size=np.shape(v)) for k, v in model.initial_point().items()}
     names = ["calibration_loc", "calibration_slope", "residual"]
     values = _fn(model, [model[n] for n in names] + [model["likelihood"]])(**point)
     draws = {n: np.asarray(v)[None, None] for n, v in zip(names, values[:3], strict=True)}
     dims, ll, _ = spec.log_likelihood(draws, per_item=True)
-    assert dims == ("item",) and ll.shape == (1, 1, 200)
-    np.testing.assert_allclose(ll.sum(), values[3], rtol=1e-9)
+    return dims, ll, values[3]
 
 
 def test_tied_items_are_one_likelihood_term_with_the_same_log_density():
@@ -179,16 +186,9 @@ def test_tied_items_are_one_likelihood_term_with_the_same_log_density():
     group_arm, group_z, group_n, group_right = tied_items(arm_of, logit(coarse), right)
     assert group_n.sum() == 400 and group_right.sum() == np.sum(right) and group_n.size < 100
     assert np.any((group_right > 0) & (group_right < group_n))  # groups with right and wrong items both
-    spec = SurfaceModelSpec(arms, "additive", covariate="confidence")
-    model = spec.model()
-    rng = np.random.default_rng(3)
-    point = {k: v + rng.normal(0, 0.3, size=np.shape(v)) for k, v in model.initial_point().items()}
-    names = ["calibration_loc", "calibration_slope", "residual"]
-    values = _fn(model, [model[n] for n in names] + [model["likelihood"]])(**point)
-    draws = {n: np.asarray(v)[None, None] for n, v in zip(names, values[:3], strict=True)}
-    _, ll, _ = spec.log_likelihood(draws, per_item=True)  # item by item, for LOO
+    _, ll, likelihood = _pointwise_and_model_likelihood(arms, seed=3)  # item by item, for LOO; and the groups'
     assert ll.shape == (1, 1, 400)
-    np.testing.assert_allclose(ll.sum(), values[3], rtol=1e-10)
+    np.testing.assert_allclose(ll.sum(), likelihood, rtol=1e-10)
 
 
 def test_gp_estimators_take_the_anchored_mean_function():
