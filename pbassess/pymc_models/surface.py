@@ -1185,42 +1185,41 @@ def anchored_model(arms: Any, *, main_scale: float = ANCHORED_MAIN_SCALE, intera
                       if arm_scale > 0 else None)
         z_centred = z - centre
 
-        def arm_mu(rows, label):
-            # The gradient needs only the labeled arms' rows; mu of every arm is a deterministic
-            # (evaluated once per kept draw). Shared (not constant) design rows: nutpie's numba code
-            # takes them as arguments instead of compiling them in.
-            eta = model["calibration_loc"] + model["calibration_slope"] * pt.as_tensor(z_centred[rows])
+        def residual(rows, label):
+            # The level shift, the design's effects and the arms' own. Shared (not constant) design
+            # rows: nutpie's numba code takes them as arguments instead of compiling them in.
             resid = pt.zeros(rows.size) if level is None else pt.zeros(rows.size) + level
             if coef is not None:
                 resid = resid + pytensor.shared(np.ascontiguousarray(G[rows][:, cols]), name=f"anchored_{label}") @ coef
             if arm_effect is not None:
                 resid = resid + arm_effect[rows]
+            return resid
+
+        def arm_mu(rows, resid):
+            eta = model["calibration_loc"] + model["calibration_slope"] * pt.as_tensor(z_centred[rows])
             return pt.clip(pm.math.sigmoid(eta + resid[:, None]).mean(axis=1), 1e-9, 1 - 1e-9)
 
-        mu = pm.Deterministic("mu", arm_mu(np.arange(arms.n_arms), "all"), dims="arm")
+        # The gradient needs only the labeled arms' rows; mu and the residual of every arm are
+        # deterministics (evaluated once per kept draw).
+        every = np.arange(arms.n_arms)
+        resid_all = residual(every, "all")
+        mu = pm.Deterministic("mu", arm_mu(every, resid_all), dims="arm")
         items = None if counts_as_data else anchored_items(arms)
         if items is None:  # the arm counts: Binomial(n_a, mu_a)
             y, n = count_terms(np.asarray(arms.correct, float), np.asarray(arms.n, float), obs, counts_as_data)
-            m = mu if counts_as_data else arm_mu(obs, "labeled")
+            m = mu if counts_as_data else arm_mu(obs, residual(obs, "labeled"))
             pm.Potential("likelihood", (y * pt.log(m) + (n - y) * pt.log1p(-m)).sum())
         else:  # the labeled items: Bernoulli(sigmoid(l + b (logit c_i - zbar) + r_arm(i)))
             arm_of, z_item, right = items
             rows = np.unique(arm_of)
-            resid = pt.zeros(rows.size) if level is None else pt.zeros(rows.size) + level
-            if coef is not None:
-                resid = resid + pytensor.shared(np.ascontiguousarray(G[rows][:, cols]), name="anchored_labeled") @ coef
-            if arm_effect is not None:
-                resid = resid + arm_effect[rows]
+            resid = residual(rows, "labeled")
             group_arm, group_z, group_n, group_right = tied_items(arm_of, z_item, right)
             eta = (model["calibration_loc"] + model["calibration_slope"] * pt.as_tensor(group_z - centre)
                    + resid[np.searchsorted(rows, group_arm)])
             # sum over the group's items of log sigmoid(+-eta) = -n softplus(-eta) - (n - right) eta
             pm.Potential("likelihood", -(pt.as_tensor(group_n) * pt.softplus(-eta)
                                          + pt.as_tensor(group_n - group_right) * eta).sum())
-        resid_all = pt.zeros(arms.n_arms) if level is None else pt.zeros(arms.n_arms) + level
-        if coef is not None:
-            resid_all = resid_all + pytensor.shared(np.ascontiguousarray(G[:, cols]), name="anchored_residual") @ coef
-        pm.Deterministic("residual", resid_all + (arm_effect if arm_effect is not None else 0.0), dims="arm")
+        pm.Deterministic("residual", resid_all, dims="arm")
         del anchor, base
     return model, arms.n, arms.correct
 
