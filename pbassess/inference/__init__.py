@@ -30,6 +30,7 @@ from pbassess.inference.sampling import (
     merge_sample_kwargs,
     mock_pymc_sample,
     one_blas_thread,
+    plain_slice_errors,
     progress_wanted,
     quiet_progress,
     resolve_inference,
@@ -48,6 +49,6 @@ __all__ = [
     "CHAINS", "CompiledModel", "DeterministicEvaluator", "Fit", "Observations", "Spec", "draws_per_chain", "exact_loo", "fit", "total_draws",
     "DEFAULT_SAMPLE_KWARGS", "INFERENCES", "bernoulli_log_likelihood", "bernoulli_observed_data", "MIN_ESS", "RHAT_THRESHOLD", "binomial_loglik", "check_count",
     "check_memory", "conjugate_datatree", "diagnostics", "diagnostics_note", "psis_relative_efficiency", "format_bytes", "memory_limit",
-    "merge_sample_kwargs", "mock_pymc_sample", "one_blas_thread", "posterior_dataset", "progress_wanted", "quiet_progress",
+    "merge_sample_kwargs", "mock_pymc_sample", "one_blas_thread", "plain_slice_errors", "posterior_dataset", "progress_wanted", "quiet_progress",
     "resolve_inference", "sample_model",
 ]

@@ -104,6 +104,80 @@ def one_blas_thread() -> Iterator[None]:
         yield
 
 
+def _plain_shape_mismatch(src_shapes: Any, index_shape: Any) -> None:
+    """Stands in for numba's ``raise_with_shape_context`` inside :func:`plain_slice_errors`."""
+    raise NotImplementedError
+
+
+_PLAIN_OVERLOAD: list[bool] = [False]
+
+
+def _register_plain_shape_mismatch() -> None:
+    if _PLAIN_OVERLOAD[0]:
+        return
+    from numba.extending import overload
+
+    @overload(_plain_shape_mismatch, target="generic")
+    def _implementation(src_shapes, index_shape):  # noqa: ANN001, ANN202 -- numba's overload protocol
+        def raise_plain(src_shapes, index_shape):  # noqa: ANN001, ANN202
+            raise ValueError("cannot assign slice from input of different size")
+
+        return raise_plain
+
+    _PLAIN_OVERLOAD[0] = True
+
+
+@contextlib.contextmanager
+def plain_slice_errors() -> Iterator[None]:
+    """Within this block numba compiles a slice assignment's size check with a fixed error message.
+
+    nutpie's compiled log density copies the gradient into the sampler's buffer (``out[...] =
+    grad``). Numba's CPU lowering of every slice assignment also compiles the error raised when
+    the sizes differ, a message that formats both shapes as strings, and numba's string formatting
+    of integers is slow to compile: the first such assignment of a process took 3.5-4.8 s, a third
+    of nutpie's compilation of the anchored ACS surface (``benchmarks/nuts_compile.py``). nutpie
+    checks the sizes before the copy, so the message is never raised there. Inside the block the
+    error is numba's own message for targets without strings ("cannot assign slice from input of
+    different size"): ``numba.np.arrayobj.raise_with_shape_context``, the hook numba provides
+    for a target's message, is swapped for one with only that implementation, and restored when
+    the block ends. Only functions compiled inside the block have the shorter message. If numba
+    no longer has the hook, the block changes nothing.
+
+    Returns
+    -------
+    context manager
+
+    Examples
+    --------
+    >>> import numba
+    >>> import numpy as np
+    >>> @numba.njit
+    ... def copy_into(out, values):
+    ...     out[...] = values
+    >>> with plain_slice_errors():
+    ...     copy_into(np.zeros(3), np.ones(3))
+    ...     copy_into(np.zeros(3), np.ones(2))
+    Traceback (most recent call last):
+    ...
+    ValueError: cannot assign slice from input of different size
+    """
+    try:
+        import numba.np.arrayobj as arrayobj
+    except ImportError:  # pragma: no cover - numba is a dependency
+        yield
+        return
+    original = getattr(arrayobj, "raise_with_shape_context", None)
+    if original is None:  # pragma: no cover - a numba without the hook
+        yield
+        return
+    _register_plain_shape_mismatch()
+    arrayobj.raise_with_shape_context = _plain_shape_mismatch
+    try:
+        yield
+    finally:
+        arrayobj.raise_with_shape_context = original
+
+
 def _nutpie_available() -> bool:
     return importlib.util.find_spec("nutpie") is not None
 
@@ -349,7 +423,7 @@ def sample_model(
         with warnings.catch_warnings(), _pymc_log(bool(kwargs.get("progressbar"))):
             warnings.filterwarnings("ignore", message=".*samples per chain.*")
             warnings.filterwarnings("ignore", category=RuntimeWarning)
-            with one_blas_thread():
+            with one_blas_thread(), plain_slice_errors():
                 idata = pm.sample(model=model, **kwargs)
     except TypeError as exc:
         raise ConfigError(f"sample_kwargs rejected by pm.sample: {exc}") from None
@@ -392,7 +466,8 @@ class CompiledModel:
         import nutpie
 
         self.model = model
-        self._compiled = nutpie.compile_pymc_model(model)
+        with plain_slice_errors():
+            self._compiled = nutpie.compile_pymc_model(model)
         self.data_names = frozenset(var.name for var in self._compiled.shared_var_keys)
         #: The posterior mean of the last run in the unconstrained space (``init_mean`` of a warm start).
         self.unconstrained_mean: np.ndarray | None = None

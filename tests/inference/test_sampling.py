@@ -149,3 +149,37 @@ def test_diagnostics_catch_a_stuck_chain_and_divergences():
 def test_one_chain_says_rhat_was_skipped():
     d = diagnostics(_tree(np.random.default_rng(5).normal(size=(1, 500, 3))), warn=False)
     assert d["max_rhat"] is None and "R-hat skipped" in d["rhat_note"] and d["chains"] == 1
+
+
+def test_plain_slice_errors_shortens_only_the_message_and_only_inside_the_block():
+    """Inside the block a size mismatch still raises (numba's fixed message); outside, numba's own hook is back."""
+    import numba
+    import numba.np.arrayobj as arrayobj
+
+    from pbassess.inference import plain_slice_errors
+
+    original = arrayobj.raise_with_shape_context
+
+    @numba.njit
+    def copy_inside(out, values):
+        out[...] = values
+
+    @numba.njit
+    def copy_outside(out, values):
+        out[...] = values
+
+    out = np.zeros(4)
+    with plain_slice_errors():
+        copy_inside(out, np.arange(4.0))
+        assert out.tolist() == [0.0, 1.0, 2.0, 3.0]
+        with pytest.raises(ValueError, match="^cannot assign slice from input of different size$"):
+            copy_inside(out, np.arange(3.0))
+    assert arrayobj.raise_with_shape_context is original
+    with pytest.raises(ValueError, match=r"cannot assign slice of shape \(4,\) from input of shape \(3,\)"):
+        copy_outside(out, np.arange(3.0))
+    try:
+        with plain_slice_errors():
+            raise KeyError("an error inside the block")
+    except KeyError:
+        pass
+    assert arrayobj.raise_with_shape_context is original
