@@ -8,7 +8,10 @@ labels and scored on the arms with at least 50 items (296 arms): macro MSE, MSE 
 arms, micro (support-weighted) MSE, MSE on the 50 least frequent arms, each raw and minus the
 truth's own sampling variance t (1 - t) / support; plus fit seconds (wall, and ``cpu``: this
 process's CPU seconds over all its threads, the figure to read on a contended machine), max
-R-hat, min bulk ESS and divergences.
+R-hat, min bulk ESS and divergences. Under each row with posterior draws (and the confidence's, a
+point) the share of scored arms whose truth lies in its 94% HDI and the HDIs' mean width
+(:func:`pbassess.surface.evaluate.interval_coverage`; for an empirical truth the HDI of the pool's
+own accuracy, the arm's unlabeled items drawn from each draw; ``--no-coverage`` skips it).
 
 ``--data miscalibrated``: :func:`pbassess.surface.synthetic.miscalibrated_surface` (100,000
 items, 8 binary attributes, 256 arms; the confidence is calibrated item by item except on 3
@@ -19,11 +22,12 @@ labels, every labeled arm scored.
 
 Estimators: ``confidence`` is the label-free baseline (each arm's mean model confidence);
 ``anchored`` (= ``additive+conf``, the grid's name) the confidence-anchored additive model
-(``covariate="confidence"``: calibrated confidence + residual effects that can shrink to zero);
-``anchored+stack`` the anchored fit stacked with the confidence (``stack_confidence=True``: when the
+(``covariate="confidence"``: calibrated confidence + residual effects that can shrink to zero), its
+posterior alone (``stack_confidence=False``); ``anchored+stack`` the anchored fit stacked with the
+confidence, ``fit_surface``'s default for the anchored model on a pool (``stack_confidence=True``: when the
 fit's PSIS-LOO ELPD on the labeled items exceeds the confidence's by more than 4, a fraction, the
-confidence's stacking weight, of the accuracy draws becomes the arm's mean confidence; else all of
-them: :mod:`pbassess.surface.stacking`; listed after ``anchored`` it stacks that row's fit, its seconds
+confidence's stacking weight, of the accuracy draws becomes the confidence model's, the fit's draws
+moved to the arm's mean confidence; else all of them: :mod:`pbassess.surface.stacking`; listed after ``anchored`` it stacks that row's fit, its seconds
 include the fit's; the weights and the ELPD difference are printed below its row);
 ``anchored-indicator`` the same with a coefficient per level and per pair cell
 (``model_options={"coding": "indicator"}``); ``anchored-loose`` the indicator design with residual
@@ -60,7 +64,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 from pbassess import load_data  # noqa: E402
 from pbassess.grid.surface_cells import LOOSE_ANCHORED_OPTIONS  # noqa: E402
 from pbassess.surface import count_arms, fit_surface, hide_labels  # noqa: E402
-from pbassess.surface.evaluate import surface_errors, truth_from_pool  # noqa: E402
+from pbassess.surface.evaluate import interval_coverage, surface_errors, truth_from_pool  # noqa: E402
 from pbassess.surface.stacking import compare_with_confidence, stack_accuracy_draws  # noqa: E402
 
 ATTRIBUTES = ["SEX", "DIS", "NATIVITY", "DEAR", "DEYE", "DREM", "MIG", "CIT", "MAR", "RAC1P"]
@@ -69,11 +73,13 @@ ESTIMATORS = {
     "cpredictor": ("cpredictor", {}),
     "beta-i": ("beta-i", {}),
     "additive": ("additive", {}),
-    "anchored": ("additive", {"covariate": "confidence"}),
-    "additive+conf": ("additive", {"covariate": "confidence"}),
+    "anchored": ("additive", {"covariate": "confidence", "stack_confidence": False}),
+    "additive+conf": ("additive", {"covariate": "confidence", "stack_confidence": False}),
     "anchored+stack": ("additive", {"covariate": "confidence", "stack_confidence": True}),
-    "anchored-indicator": ("additive", {"covariate": "confidence", "model_options": {"coding": "indicator"}}),
-    "anchored-loose": ("additive", {"covariate": "confidence", "model_options": LOOSE_ANCHORED_OPTIONS}),
+    "anchored-indicator": ("additive", {"covariate": "confidence", "model_options": {"coding": "indicator"},
+                                        "stack_confidence": False}),
+    "anchored-loose": ("additive", {"covariate": "confidence", "model_options": LOOSE_ANCHORED_OPTIONS,
+                                    "stack_confidence": False}),
     "anchored-loose+stack": ("additive", {"covariate": "confidence", "model_options": LOOSE_ANCHORED_OPTIONS,
                                       "stack_confidence": True}),
     "additive+linconf": ("additive", {"covariate": "confidence-linear"}),
@@ -113,6 +119,16 @@ def print_gap(mean: np.ndarray, nuts_mean: np.ndarray, keep: np.ndarray, rare: n
         line += (f"; posterior sd ADVI/NUTS median {np.median(ratio[keep]):.2f} (scored), "
                  f"{np.median(ratio[rare]) if rare.any() else float('nan'):.2f} (< 5 labels)")
     print(line, flush=True)
+
+
+def print_coverage(draws: np.ndarray, truth: np.ndarray, support: np.ndarray, arms, min_support: float,
+                   empirical: bool, seed: int) -> None:
+    """How often the row's 94% HDIs hold the truth on the scored arms (``interval_coverage``: for an
+    empirical truth, the HDI of the pool's own accuracy, its unlabeled items drawn from each draw)."""
+    c = interval_coverage(draws, truth, support, min_support=min_support, truth_is_empirical=empirical,
+                          labeled=arms.n, correct=arms.correct, seed=seed)
+    print(f"{'':12s}94% HDI coverage {c['coverage']:.3f} on {c['n_arms_scored']} scored arms "
+          f"(mean width {c['mean_width']:.4f})", flush=True)
 
 
 def run_on_grid(args: argparse.Namespace) -> None:
@@ -160,6 +176,8 @@ def main() -> None:
                         "500, or 1,000 for a GP estimator in the grid eigenbasis)")
     parser.add_argument("--chains", type=int, default=4)
     parser.add_argument("--min-support", type=float, default=50)
+    parser.add_argument("--no-coverage", dest="coverage", action="store_false",
+                        help="skip the 94%% HDI coverage line under each row")
     parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
                         help="run the (budget, seed, estimator) cells through pbassess.grid.run_grid: 'local:N' "
                              "(a LocalCluster of N worker processes) or a scheduler address (default: in process)")
@@ -213,13 +231,16 @@ def main() -> None:
             for name in args.estimators.split(","):
                 start, cpu_start = time.perf_counter(), time.process_time()
                 diag: dict = {}
+                draws = None
                 if ESTIMATORS[name] is None:
                     mean = arms.confidence
+                    draws = np.broadcast_to(np.asarray(arms.confidence, float), (1000, arms.n_arms))  # a point
                 elif name.endswith("+stack") and name.removesuffix("+stack") in fits:  # that row's fit, not a refit
                     r, fit_seconds, fit_cpu = fits[name.removesuffix("+stack")]
                     comparison = compare_with_confidence(r.idata, arms)
                     tree = stack_accuracy_draws(r.idata, arms.confidence, comparison.weight)
                     mean = tree["posterior"]["accuracy"].mean(("chain", "draw")).to_numpy()
+                    draws = tree["posterior"]["accuracy"].to_numpy().reshape(-1, arms.n_arms)
                     diag = {**(r.diagnostics or {}), **comparison.as_dict()}
                     start, cpu_start = start - fit_seconds, cpu_start - fit_cpu
                 else:
@@ -228,6 +249,8 @@ def main() -> None:
                         warnings.simplefilter("ignore")
                         r = fit_surface(arms, estimator=estimator, seed=seed, sample_kwargs=sample_kwargs, **options)
                     mean, diag = r.mean, r.diagnostics or {}
+                    if r.idata is not None and "accuracy" in r.idata["posterior"]:
+                        draws = r.idata["posterior"]["accuracy"].to_numpy().reshape(-1, arms.n_arms)
                     if name + "+stack" in ESTIMATORS:
                         fits[name] = (r, time.perf_counter() - start, time.process_time() - cpu_start)
                     if name == "additive":
@@ -243,6 +266,8 @@ def main() -> None:
                           f"{diag['elpd_diff_vs_confidence']:+.1f} +- {diag['elpd_diff_vs_confidence_se']:.1f} "
                           f"over {diag['stacking_items']} labels (max Pareto k {diag['stacking_max_pareto_k']:.2f})",
                           flush=True)
+                if draws is not None and args.coverage:
+                    print_coverage(draws, truth, support, arms, args.min_support, empirical, seed)
                 if name == "additive(advi)" and nuts_mean is not None:
                     print_gap(mean, nuts_mean, full.pool_n >= args.min_support, arms.n < 5, r.var, nuts_var, full.pool_n)
 

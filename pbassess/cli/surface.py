@@ -1,7 +1,7 @@
 """``pbassess surface`` and ``pbassess surface-explore``: accuracy surfaces over attribute combinations.
 
 * ``pbassess surface DATA --attributes A,B,... --estimator E [--covariate confidence]
-  [--continuous AGEP,...] [--subsample-labels N] [--stack-confidence [--min-elpd-gain G]]
+  [--continuous AGEP,...] [--subsample-labels N] [--[no-]stack-confidence] [--min-elpd-gain G]
   [--coding contrast|indicator] [--residual-scales MAIN,PAIR]`` and the data, inference
   (``conjugate``/``nuts``/``advi``), seed, interval, output, strict and progress options fits the
   surface and prints, with ``--json``, ``{"attributes", "arms", "n", "pool_n", "mean", "var",
@@ -61,12 +61,13 @@ def register(subparsers: Any) -> None:
     _common(p)
     p.add_argument("--subsample-labels", type=opt.checked_number("--subsample-labels", integer=True, minimum=1), default=None, metavar="N",
                    help="keep the labels of N random items and hide the rest (evaluation)")
-    p.add_argument("--stack-confidence", action="store_true",
-                   help="with --estimator additive --covariate confidence: stack the anchored surface with the "
-                        "label-free confidence (PSIS-LOO stacking weights on the labeled items), so that labels "
-                        "that show no miscalibration leave the surface on the confidence")
+    p.add_argument("--stack-confidence", action=argparse.BooleanOptionalAction, default=None,
+                   help="with --estimator additive --covariate confidence (the default there): stack the anchored "
+                        "surface with the label-free confidence (PSIS-LOO on the labeled items), so that labels "
+                        "that show no miscalibration leave the surface on the confidence, with the fit's "
+                        "uncertainty; --no-stack-confidence reports the anchored posterior alone")
     p.add_argument("--min-elpd-gain", type=_elpd_gain, default=None, metavar="G",
-                   help="with --stack-confidence: stack the fit in only when its LOO ELPD gain over the confidence "
+                   help="where the surface is stacked: stack the fit in only when its LOO ELPD gain over the confidence "
                         "exceeds G, else keep the confidence (default 4; --min-elpd-gain=-inf: plain stacking)")
     p.add_argument("--coding", choices=["contrast", "indicator"], default=None,
                    help="the anchored surface's residual design: sum-to-zero contrasts (default) or a coefficient "
@@ -148,8 +149,10 @@ def _anchored_options(args: argparse.Namespace) -> dict[str, Any]:
         flag = "--coding" if args.coding is not None else "--residual-scales"
         raise ConfigError(f"{flag} applies to the confidence-anchored surface: --estimator additive --covariate "
                           "confidence")
-    if args.min_elpd_gain is not None and not args.stack_confidence:
-        raise ConfigError("--min-elpd-gain applies with --stack-confidence")
+    if args.min_elpd_gain is not None and (args.stack_confidence is False or args.estimator != "additive"
+                                           or args.covariate != "confidence"):
+        raise ConfigError("--min-elpd-gain applies where the anchored surface is stacked with the confidence "
+                          "(--estimator additive --covariate confidence, not --no-stack-confidence)")
     return options
 
 

@@ -62,16 +62,18 @@ def parse_estimator(name: str) -> tuple[str | None, dict[str, Any]]:
     (``model_options={"coding": "indicator"}``); ``anchored-loose`` that design with residual scales twice
     the defaults (``main_scale=0.1, interaction_scale=0.05``); ``anchored+stack`` (and
     ``anchored-loose+stack``) the anchored model stacked with the label-free confidence
-    (``stack_confidence=True``).
+    (``stack_confidence=True``, :func:`pbassess.surface.fit_surface`'s default for the anchored model on a
+    pool); without ``+stack`` the anchored rows are the anchored posterior alone (``stack_confidence=False``),
+    so that a table shows both.
 
     Examples
     --------
     >>> parse_estimator("additive+conf(advi)"), parse_estimator("beta-i"), parse_estimator("confidence")
-    (('additive', {'covariate': 'confidence', 'inference': 'advi'}), ('beta-i', {}), (None, {}))
+    (('additive', {'covariate': 'confidence', 'inference': 'advi', 'stack_confidence': False}), ('beta-i', {}), (None, {}))
     >>> parse_estimator("anchored"), parse_estimator("additive+linconf")
-    (('additive', {'covariate': 'confidence'}), ('additive', {'covariate': 'confidence-linear'}))
+    (('additive', {'covariate': 'confidence', 'stack_confidence': False}), ('additive', {'covariate': 'confidence-linear'}))
     >>> parse_estimator("anchored-indicator")
-    ('additive', {'covariate': 'confidence', 'model_options': {'coding': 'indicator'}})
+    ('additive', {'covariate': 'confidence', 'model_options': {'coding': 'indicator'}, 'stack_confidence': False})
     >>> parse_estimator("anchored+stack")
     ('additive', {'covariate': 'confidence', 'stack_confidence': True})
     >>> parse_estimator("anchored-loose+stack")[1]["model_options"] == LOOSE_ANCHORED_OPTIONS
@@ -100,6 +102,8 @@ def parse_estimator(name: str) -> tuple[str | None, dict[str, Any]]:
             break
     if base == "confidence" and not options:
         return None, {}
+    if base == "additive" and options.get("covariate") == "confidence":  # the anchored posterior alone unless +stack
+        options = {**options, "stack_confidence": options.get("stack_confidence", False)}
     if base not in ESTIMATORS:
         raise ConfigError(f"unknown surface estimator {name!r} (choose from confidence, {', '.join(ESTIMATORS)}, "
                           "anchored, anchored-indicator or anchored-loose, each optionally with +stack; any with +conf, "

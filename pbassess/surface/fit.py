@@ -250,7 +250,7 @@ def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimato
                 inference: str | None = None, covariate: str | None = None, continuous: Sequence[str] = (),
                 seed: Any = None, sample_kwargs: Mapping[str, Any] | None = None, ci_prob: float = CI_PROB,
                 model_options: Mapping[str, Any] | None = None, arm_probs: Any = None,
-                arm_values: Any = None, draws: int | None = None, stack_confidence: bool = False,
+                arm_values: Any = None, draws: int | None = None, stack_confidence: bool | None = None,
                 min_elpd_gain: float | None = None) -> SurfaceResult:
     r"""Posterior accuracy of every arm by one of the estimators, through :func:`pbassess.inference.fit`.
 
@@ -288,14 +288,19 @@ def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimato
         anchored model, whose gradients are cheap: :data:`pbassess.pymc_models.surface.ANCHORED_DRAWS`; 1,000 after 1,000
         tuning steps at target_accept 0.95 for a GP estimator over categorical attributes in the
         grid eigenbasis, full or truncated, :data:`pbassess.pymc_models.surface.GRID_GP_SAMPLE_KWARGS`).
-    stack_confidence : bool
+    stack_confidence : bool, optional
         The anchored surface only (``additive`` with ``covariate="confidence"``, fitted on a pool):
         stack it with the label-free confidence (:mod:`pbassess.surface.stacking`). The labeled
         items' PSIS-LOO predictive densities under the fit are compared with their exact ones under
-        the confidence, and a fraction (the confidence's stacking weight) of every arm's accuracy
-        draws becomes its mean confidence. Where the labels give no evidence against the
-        confidence the surface stays on it; where they do the weight goes to the fit. The
-        diagnostics gain ``confidence_weight`` and ``elpd_diff_vs_confidence`` (and its ``_se``).
+        the confidence; when the fit's ELPD gain exceeds ``min_elpd_gain`` a fraction (the
+        confidence's stacking weight) of every arm's accuracy draws becomes the confidence model's,
+        else all of them: the fit's draws moved to the arm's mean confidence, so the surface keeps
+        the fit's uncertainty. Where the labels give no evidence against the confidence the surface
+        stays on it; where they do the weight goes to the fit. The diagnostics gain
+        ``confidence_weight`` and ``elpd_diff_vs_confidence`` (and its ``_se``). ``None`` (the
+        default): stacked wherever it applies (the anchored model fitted with NUTS on a pool whose
+        labeled items carry their confidences; not on arm counts); ``False``: the anchored
+        posterior alone; ``True``: stacked, or a one-line error where it cannot be.
     min_elpd_gain : float, optional
         With ``stack_confidence`` only: the fit is stacked in only when its LOO ELPD gain over the
         confidence exceeds this (default 4, :data:`pbassess.surface.stacking.MIN_ELPD_GAIN`, below
@@ -375,18 +380,30 @@ def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimato
         covariate, model_options = "confidence", {**dict(model_options or {}), "anchored": False}
     if covariate not in (None, "confidence"):
         raise ConfigError(f"unknown covariate {covariate!r} (choose confidence or confidence-linear)")
-    if stack_confidence and (estimator != "additive" or covariate != "confidence" or inference != "nuts"):
+    if stack_confidence not in (None, True, False):
+        raise ConfigError(f"stack_confidence is True, False or None (stacked wherever it applies), got {stack_confidence!r}")
+    stackable = estimator == "additive" and covariate == "confidence" and inference == "nuts"
+    if stack_confidence and not stackable:
         raise ConfigError("stacking with the confidence applies to the confidence-anchored surface: "
                           "--estimator additive --covariate confidence with NUTS")
-    if min_elpd_gain is not None and not stack_confidence:
-        raise ConfigError("min_elpd_gain applies with stack_confidence=True")
+    if min_elpd_gain is not None and (stack_confidence is False or not stackable):
+        raise ConfigError("min_elpd_gain applies where the anchored surface is stacked with the confidence "
+                          "(--estimator additive --covariate confidence with NUTS, not --no-stack-confidence)")
+    gain_given = min_elpd_gain is not None
     min_elpd_gain = check_min_elpd_gain(MIN_ELPD_GAIN if min_elpd_gain is None else min_elpd_gain)
     rng = as_generator(seed)
     model_seed = int(rng.integers(2**31 - 1))
     start = time.perf_counter()
     spec = surface_spec(arms, estimator, model_options=model_options, covariate=covariate, observations=observations,
                         seed=int(rng.integers(2**31 - 1)), model_seed=model_seed)
-    if stack_confidence:  # refused before sampling, not after
+    if stack_confidence is None:  # the default: stacked wherever the anchored fit has items to compare on
+        from pbassess.pymc_models.surface import anchored_items
+
+        stack_confidence = bool(stackable and getattr(spec, "anchored", False) and anchored_items(arms) is not None)
+        if gain_given and not stack_confidence:
+            raise ConfigError("min_elpd_gain applies where the anchored surface is stacked with the confidence "
+                              "(a pool with labeled items, the anchored model)")
+    elif stack_confidence:  # refused before sampling, not after
         from pbassess.surface.stacking import confidence_items
 
         if not getattr(spec, "anchored", False):

@@ -283,13 +283,13 @@ class SurfaceResult(AssessmentResult):
             shift = np.abs(self.mean - self.surface["anchor"].values)
             moved = f"; the labels move {int((shift > 0.02).sum())} arms more than 0.02 from their calibrated confidence"
         weight = (self.diagnostics or {}).get("confidence_weight")
-        if weight is not None:  # stacked with the label-free confidence (fit_surface(stack_confidence=True))
+        if weight is not None:  # stacked with the label-free confidence (fit_surface's default on a pool)
             diff, se = self.diagnostics["elpd_diff_vs_confidence"], self.diagnostics["elpd_diff_vs_confidence_se"]
             bound = self.diagnostics.get("min_elpd_gain", float("-inf"))
             if not diff > bound:  # the parsimony rule of pbassess.surface.stacking: the labels do not show it wrong
                 moved += (f"; kept on the label-free confidence (the labels' LOO predictive density {diff:+.1f} "
-                          f"+- {se:.1f} against the confidence's, not above {bound:g}), so its intervals have no "
-                          "width: quote the anchored fit's, without stacking")
+                          f"+- {se:.1f} against the confidence's, not above {bound:g}), with the anchored fit's "
+                          "spread around it")
             else:
                 moved += (f"; stacked with the confidence at weight {weight:.2f} (the labels' LOO predictive "
                           f"density {diff:+.1f} +- {se:.1f} against the confidence's)")

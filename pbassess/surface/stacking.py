@@ -25,10 +25,15 @@ simpler model, the one without parameters, unless the labels show it wrong. ``mi
 stacks whenever the fit predicts the labels better at all; ``min_elpd_gain=-inf`` is plain stacking
 (in ``--json`` a bound of -inf is ``null``).
 
-The confidence model has no parameters, so its draws carry no spread: where the weight goes to
-the confidence the stacked intervals narrow with it. That is what stacking says (the labels give no
-reason to move off the confidence), not a measurement of the confidence's own error; the anchored
-posterior's intervals (``stack_confidence=False``, the default) stay the conservative ones.
+The confidence model has no parameters, so taken alone its draws would carry no spread, and a
+surface kept on the confidence would report intervals of zero width: the labels giving no reason to
+move off the confidence is not a measurement of the confidence's own error. So the draws that go to
+the confidence carry the anchored fit's own spread (:func:`confidence_with_fit_spread`): each arm's
+fit draws on the logit scale, moved so that their mean is the arm's mean confidence. The mean is the
+confidence's, the uncertainty is what the labels leave about the arm under the anchored model. On ACS
+at 2,000 labels (seeds 0 and 1) the 94% intervals of the pool's own accuracy (the arm's draws with
+its unlabeled items' outcomes drawn from them) covered 95.3% and 94.3% of the 296 scored arms, the
+anchored fit's 96.3% and 94.9%, and zero-width draws of the confidence 84.8% and 84.1%.
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ from pbassess.errors import ConfigError
 from pbassess.inference import psis_relative_efficiency
 
 __all__ = ["MIN_ELPD_GAIN", "ConfidenceComparison", "check_min_elpd_gain", "compare_with_confidence",
-           "confidence_items", "stack_accuracy_draws", "stacking_weights"]
+           "confidence_items", "confidence_with_fit_spread", "stack_accuracy_draws", "stacking_weights"]
 
 # The LOO ELPD gain over the confidence that the anchored fit must exceed to be stacked in (module docstring).
 MIN_ELPD_GAIN = 4.0
@@ -235,13 +240,65 @@ def check_min_elpd_gain(value: Any) -> float:
     return gain
 
 
+def confidence_with_fit_spread(draws: Any, confidence: Any, *, iterations: int = 30) -> np.ndarray:
+    """Each arm's posterior draws moved on the logit scale so that their mean is the arm's confidence.
+
+    The draws of the confidence model in the stacked surface: the confidence's mean and the fit's
+    uncertainty about the arm (:mod:`pbassess.surface.stacking`). Arm a's draws x become
+    sigmoid(logit x - median(logit x) + d_a), with d_a solved by Newton's method so that their mean
+    is the confidence (clipped to [1e-6, 1 - 1e-6], as the anchored model clips it). An arm whose
+    draws are all equal gets the confidence itself.
+
+    Parameters
+    ----------
+    draws : array_like, shape (S, A)
+        Posterior draws of the arms' accuracies, in (0, 1).
+    confidence : array_like, shape (A,)
+        The arms' mean confidences (finite).
+    iterations : int
+        Newton steps at most (they stop when every mean is within 1e-12 of its confidence).
+
+    Returns
+    -------
+    numpy.ndarray, shape (S, A)
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> fit = 1 / (1 + np.exp(-rng.normal([0.0, 2.0], 0.3, size=(4000, 2))))  # arms near 0.5 and 0.88
+    >>> moved = confidence_with_fit_spread(fit, [0.6, 0.95])
+    >>> moved.mean(0).round(10).tolist()
+    [0.6, 0.95]
+    >>> logit = lambda p: np.log(p / (1 - p))
+    >>> np.allclose(logit(moved).std(0), logit(fit).std(0))  # the fit's spread on the logit scale
+    True
+    """
+    x = np.asarray(draws, dtype=float)
+    target = np.clip(np.asarray(confidence, dtype=float), 1e-6, 1.0 - 1e-6)
+    if x.ndim != 2 or target.shape != (x.shape[1],) or not np.all(np.isfinite(target)):
+        raise ConfigError(f"draws (S, A) and A finite confidences are needed, got {x.shape} and {target.shape}")
+    z = np.log(np.clip(x, 1e-12, 1.0)) - np.log(np.clip(1.0 - x, 1e-12, 1.0))
+    z -= np.median(z, axis=0)
+    shift = np.log(target) - np.log1p(-target)
+    for _ in range(iterations):  # the mean of sigmoid(z + shift) rises with the shift: Newton converges
+        p = 1.0 / (1.0 + np.exp(-(z + shift)))
+        gap = p.mean(axis=0) - target
+        if np.all(np.abs(gap) < 1e-12):
+            break
+        shift -= gap / np.maximum((p * (1.0 - p)).mean(axis=0), 1e-300)
+    return 1.0 / (1.0 + np.exp(-(z + shift)))
+
+
 def stack_accuracy_draws(idata: Any, confidence: Any, weight: float) -> Any:
     """A copy of ``idata`` whose ``accuracy`` draws are the stacked mixture: a fraction ``weight`` of
-    them replaced by every arm's mean ``confidence``.
+    them replaced by the confidence model's draws.
 
-    The draws replaced are spread evenly over the chains and draws (deterministic: the same fit
-    gives the same stacked surface); arms whose confidence is unknown (NaN) keep the fit's draws.
-    Every other group and variable is the fit's own.
+    The confidence model's draws of an arm are the fit's, moved on the logit scale so that their mean is the
+    arm's mean ``confidence`` (:func:`confidence_with_fit_spread`): the confidence's estimate with
+    the uncertainty the labels leave, not an interval of zero width. The draws replaced are spread
+    evenly over the chains and draws (deterministic: the same fit gives the same stacked surface);
+    arms whose confidence is unknown (NaN) keep the fit's draws. Every other group and variable is
+    the fit's own.
 
     Parameters
     ----------
@@ -277,7 +334,8 @@ def stack_accuracy_draws(idata: Any, confidence: Any, weight: float) -> Any:
     if n_replaced:
         picked = np.floor(np.arange(n_replaced) * (n_total / n_replaced)).astype(int)
         known = np.flatnonzero(np.isfinite(conf))
-        flat[np.ix_(picked, known)] = conf[known]
+        moved = confidence_with_fit_spread(flat[:, known], conf[known])
+        flat[np.ix_(picked, known)] = moved[picked]
     post["accuracy"] = accuracy.copy(data=flat.reshape(accuracy.shape))
     tree["posterior"] = xr.DataTree(post)
     return tree

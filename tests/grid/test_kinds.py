@@ -158,7 +158,7 @@ def test_surface_mcmc_cell_plumbing(monkeypatch, tmp_path):
                        min_support=20)
     merged = run_grid([cell], tmp_path)
     assert seen == {"estimator": "additive", "seed": 4, "sample_kwargs": {"draws": 30, "tune": 20, "chains": 1},
-                    "covariate": "confidence", "inference": "advi"}
+                    "covariate": "confidence", "inference": "advi", "stack_confidence": False}
     assert float(merged["max_rhat"][0]) == 1.02 and int(merged["divergences"][0]) == 3
     assert str(merged["estimator"].values[0]) == "additive+conf(advi)"
     np.testing.assert_array_equal(merged["arm_mean"].values[0, :15], 0.8)

@@ -119,8 +119,13 @@ def test_anchored_option_flags_reach_the_fit(pool_file, capsys, monkeypatch):
     seen.clear()
     assert main([*base, "--stack-confidence"]) == 2
     assert seen["model_options"] is None and "min_elpd_gain" not in seen  # fit_surface's own default (4)
+    seen.clear()
+    assert main(base) == 2 and seen["stack_confidence"] is None  # fit_surface's default: stacked on a pool
+    assert main([*base, "--min-elpd-gain", "2"]) == 2 and seen["min_elpd_gain"] == 2.0
+    assert main([*base, "--no-stack-confidence"]) == 2 and seen["stack_confidence"] is False
     capsys.readouterr()
-    for flags, message in ((["--min-elpd-gain", "2"], "--min-elpd-gain applies with --stack-confidence"),
+    for flags, message in ((["--min-elpd-gain", "2", "--no-stack-confidence"],
+                            "--min-elpd-gain applies where the anchored surface is stacked"),
                            (["--residual-scales", "0.1"], "--residual-scales takes two numbers"),
                            (["--residual-scales", "0.1,-1"], "--residual-scales"),
                            (["--min-elpd-gain", "nan", "--stack-confidence"], "--min-elpd-gain must be finite")):

@@ -15,6 +15,7 @@ from pbassess.surface.stacking import (
     check_min_elpd_gain,
     compare_with_confidence,
     confidence_items,
+    confidence_with_fit_spread,
     stack_accuracy_draws,
     stacking_weights,
 )
@@ -70,24 +71,52 @@ def test_weights_refuse_bad_input_in_one_line():
 
 
 def test_stacked_draws_are_the_mixture_and_leave_the_rest_alone():
+    """A fraction ``weight`` of the draws, evenly spaced, becomes the confidence model's (the fit's draws
+    moved to the confidence's mean); the other draws, arms without a confidence and other groups are the fit's."""
     rng = np.random.default_rng(0)
     acc = rng.beta(8, 2, size=(4, 50, 3))
     tree = _loo_tree(np.log(rng.uniform(0.5, 0.9, size=(4, 50, 7))))
     tree["posterior"] = xr.DataTree(xr.Dataset({"accuracy": (("chain", "draw", "arm"), acc),
                                                 "x": (("chain", "draw"), np.zeros((4, 50)))}))
     conf = np.array([0.7, np.nan, 0.95])
+    flat = acc.reshape(200, 3)
+    moved = confidence_with_fit_spread(flat[:, [0, 2]], conf[[0, 2]])
     for weight in (0.0, 0.3, 0.51, 1.0):
         out = stack_accuracy_draws(tree, conf, weight)
         got = out["posterior"]["accuracy"].to_numpy().reshape(200, 3)
-        replaced = np.isclose(got[:, 0], 0.7)
-        assert replaced.sum() == round(weight * 200)
-        np.testing.assert_allclose(got[:, 1], acc.reshape(200, 3)[:, 1])  # no confidence: the fit's draws
-        np.testing.assert_allclose(got[~replaced], acc.reshape(200, 3)[~replaced])
-        np.testing.assert_allclose(got[replaced, 2], 0.95)
+        n_replaced = round(weight * 200)
+        replaced = np.zeros(200, dtype=bool)
+        replaced[np.floor(np.arange(n_replaced) * (200 / max(n_replaced, 1))).astype(int)] = True
+        assert replaced.sum() == n_replaced
+        np.testing.assert_allclose(got[:, 1], flat[:, 1])  # no confidence: the fit's draws
+        np.testing.assert_allclose(got[~replaced], flat[~replaced])
+        np.testing.assert_allclose(got[replaced][:, [0, 2]], moved[replaced])
         xr.testing.assert_identical(out["log_likelihood"].to_dataset(), tree["log_likelihood"].to_dataset())
+    whole = stack_accuracy_draws(tree, conf, 1.0)["posterior"]["accuracy"].to_numpy().reshape(200, 3)
+    np.testing.assert_allclose(whole[:, [0, 2]].mean(0), [0.7, 0.95], atol=1e-10)  # the confidence's mean
+    assert (whole[:, [0, 2]].std(0) > 0.02).all()                                     # and a spread, not one value
     np.testing.assert_allclose(tree["posterior"]["accuracy"].to_numpy(), acc)  # the input is not modified
     with pytest.raises(ConfigError, match=r"in \[0, 1\]"):
         stack_accuracy_draws(tree, conf, 1.5)
+
+
+def test_the_confidence_model_keeps_the_fits_logit_spread_and_order():
+    """Moved draws: mean = the confidence (to 1e-12), the fit's logit-scale deviations from its median
+    unchanged, each arm's draws in the same order; constant draws give the confidence itself."""
+    rng = np.random.default_rng(1)
+    z = rng.normal([-1.0, 0.5, 3.0], [0.05, 0.4, 0.8], size=(3000, 3))
+    fit = 1.0 / (1.0 + np.exp(-z))
+    conf = np.array([0.2, 0.9, 0.999])
+    moved = confidence_with_fit_spread(fit, conf)
+    np.testing.assert_allclose(moved.mean(0), conf, atol=1e-12)
+    logit_moved = np.log(moved) - np.log1p(-moved)
+    np.testing.assert_allclose(logit_moved - np.median(logit_moved, 0), z - np.median(z, 0), atol=1e-8)
+    assert all((np.argsort(moved[:, a]) == np.argsort(fit[:, a])).all() for a in range(3))
+    np.testing.assert_allclose(confidence_with_fit_spread(np.full((10, 2), 0.4), [0.8, 1.0]), [[0.8, 1 - 1e-6]] * 10)
+    with pytest.raises(ConfigError, match="finite confidences"):
+        confidence_with_fit_spread(fit, [0.2, np.nan, 0.5])
+    with pytest.raises(ConfigError, match="finite confidences"):
+        confidence_with_fit_spread(fit, [0.2, 0.5])
 
 
 def test_stacking_refuses_what_it_cannot_stack():
@@ -194,9 +223,33 @@ def test_the_sentence_says_when_the_surface_was_kept_on_the_confidence():
     kept = {"confidence_weight": 1.0, "confidence_stacking_weight": 0.4, "min_elpd_gain": 4.0,
             "elpd_diff_vs_confidence": 1.5, "elpd_diff_vs_confidence_se": 2.0}
     r.diagnostics.update(kept)
-    assert "kept on the label-free confidence" in r.sentence() and "no width" in r.sentence()
+    assert "kept on the label-free confidence" in r.sentence() and "with the anchored fit's spread" in r.sentence()
     r.diagnostics.update(elpd_diff_vs_confidence=6.0, confidence_weight=0.4)
     assert "stacked with the confidence at weight 0.40" in r.sentence()
+
+
+def test_the_anchored_surface_on_a_pool_is_stacked_by_default_and_on_counts_is_not():
+    """stack_confidence=None (the default): a pool with labeled items is stacked (the diagnostics say
+    so), arm counts without items are the anchored posterior (no error), and a bound for a surface
+    that is not stacked is refused in one line."""
+    s = miscalibrated_surface(3000, 2, seed=0, n_rules=0)
+    kept = hide_labels(s.preds, 150, seed=0)
+    small = {"draws": 150, "sample_kwargs": {"tune": 150, "chains": 2}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = fit_surface(kept, list(s.attributes), estimator="additive", covariate="confidence", seed=0, **small)
+        assert r.diagnostics["stacking_items"] == 150 and 0.0 <= r.diagnostics["confidence_weight"] <= 1.0
+        assert "confidence" in r.sentence()
+        counts = count_arms(kept, list(s.attributes)).with_counts(r.arms.n, r.arms.correct)
+        plain = fit_surface(counts, estimator="additive", covariate="confidence", seed=0, **small)
+        assert "confidence_weight" not in plain.diagnostics
+        alone = fit_surface(kept, list(s.attributes), estimator="additive", covariate="confidence", seed=0,
+                            stack_confidence=False, **small)
+        assert "confidence_weight" not in alone.diagnostics
+    with pytest.raises(ConfigError, match="min_elpd_gain applies where the anchored surface is stacked"):
+        fit_surface(counts, estimator="additive", covariate="confidence", min_elpd_gain=2, **small)
+    with pytest.raises(ConfigError, match="stack_confidence is True, False or None"):
+        fit_surface(counts, estimator="additive", covariate="confidence", stack_confidence="yes")
 
 
 def test_a_bad_elpd_gain_bound_is_refused_in_one_line():
@@ -206,8 +259,8 @@ def test_a_bad_elpd_gain_bound_is_refused_in_one_line():
     arms = ArmCounts.from_arrays([20, 5], [15, 4], values=[[0], [1]], attributes=("sex",))
     with pytest.raises(ConfigError, match="min_elpd_gain"):
         fit_surface(arms, estimator="additive", covariate="confidence", stack_confidence=True, min_elpd_gain="x")
-    with pytest.raises(ConfigError, match="min_elpd_gain applies with stack_confidence"):  # not silently ignored
-        fit_surface(arms, estimator="beta-i", min_elpd_gain=2)
+    with pytest.raises(ConfigError, match="min_elpd_gain applies where the anchored surface is stacked"):
+        fit_surface(arms, estimator="beta-i", min_elpd_gain=2)  # not silently ignored
 
 
 def test_counts_without_items_cannot_be_stacked():
