@@ -47,7 +47,8 @@ from pbassess.errors import ConfigError
 from pbassess.inference import psis_relative_efficiency
 
 __all__ = ["MIN_ELPD_GAIN", "ConfidenceComparison", "check_min_elpd_gain", "compare_with_confidence",
-           "confidence_items", "confidence_with_fit_spread", "stack_accuracy_draws", "stacking_weights"]
+           "confidence_items", "confidence_with_fit_spread", "distinct_item_loo", "stack_accuracy_draws",
+           "stacking_weights"]
 
 # The LOO ELPD gain over the confidence that the anchored fit must exceed to be stacked in (module docstring).
 MIN_ELPD_GAIN = 4.0
@@ -201,12 +202,10 @@ def compare_with_confidence(idata: Any, arms: Any, *, min_elpd_gain: float = MIN
     >>> c.weight == (1.0 if c.elpd_diff <= 4 else c.stacking_weight)
     True
     """
-    import arviz as az
 
     min_elpd_gain = check_min_elpd_gain(min_elpd_gain)
     _, logit_conf, right = confidence_items(arms)
-    loo = az.loo(idata, pointwise=True, reff=psis_relative_efficiency(idata))
-    anchored = np.asarray(loo.elpd_i, dtype=float).ravel()
+    anchored, pareto_k = distinct_item_loo(idata)
     if anchored.size != right.size:
         raise ConfigError(f"the fit's log-likelihood has {anchored.size} values for {right.size} labeled items")
     confidence = -np.logaddexp(0.0, -(2.0 * right - 1.0) * logit_conf)  # log p(right | confidence), exactly
@@ -215,8 +214,77 @@ def compare_with_confidence(idata: Any, arms: Any, *, min_elpd_gain: float = MIN
     gain = float(diff.sum())
     return ConfidenceComparison(weight=stacking if gain > min_elpd_gain else 1.0, elpd_diff=gain,
                                 elpd_diff_se=float(np.sqrt(diff.size) * diff.std()), n_items=int(diff.size),
-                                max_pareto_k=float(np.nanmax(np.asarray(loo.pareto_k, dtype=float))),
+                                max_pareto_k=float(np.nanmax(pareto_k)),
                                 stacking_weight=stacking, min_elpd_gain=min_elpd_gain)
+
+
+def distinct_item_loo(idata: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Each labeled item's PSIS-LOO ELPD and Pareto k, smoothing each distinct log-likelihood once.
+
+    Items of one arm with one confidence and one outcome have the same log-likelihood in every
+    draw, so the same leave-one-out density: PSIS (``az.loo``, a Pareto fit per item in a Python
+    loop) runs on the distinct columns only and its results are copied to their items. The
+    figures equal ``az.loo(idata, pointwise=True)``'s item by item (a test checks it); on ACS 10,000
+    random labels have ~6,900 distinct columns.
+
+    Parameters
+    ----------
+    idata : xarray.DataTree
+        With one ``log_likelihood`` variable (chain, draw, item) and a ``posterior``.
+
+    Returns
+    -------
+    elpd_i, pareto_k : numpy.ndarray, shape (n_items,)
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.beta(8, 2, size=(2, 300))
+    >>> ll = np.stack([np.log(p), np.log(p), np.log1p(-p)], axis=-1)  # two items alike, one not
+    >>> tree = xr.DataTree.from_dict({"posterior": xr.Dataset({"p": (("chain", "draw"), p)}),
+    ...     "log_likelihood": xr.Dataset({"correct": (("chain", "draw", "item"), ll)})})
+    >>> elpd, k = distinct_item_loo(tree)
+    >>> bool(elpd[0] == elpd[1] != elpd[2]), elpd.shape
+    (True, (3,))
+    """
+    import arviz as az
+    import xarray as xr
+
+    log_lik = idata["log_likelihood"].to_dataset()
+    if len(log_lik.data_vars) != 1:
+        raise ConfigError(f"one log-likelihood variable is needed, got {sorted(map(str, log_lik.data_vars))}")
+    values = next(iter(log_lik.data_vars.values()))
+    (item_dim,) = [d for d in values.dims if d not in ("chain", "draw")]
+    columns = np.ascontiguousarray(values.transpose(item_dim, "chain", "draw").to_numpy()).reshape(
+        values.sizes[item_dim], -1)
+    first, inverse = _distinct_rows(columns)
+    tree = xr.DataTree.from_dict({"posterior": idata["posterior"].to_dataset(),
+                                  "log_likelihood": log_lik.isel({item_dim: first})})
+    loo = az.loo(tree, pointwise=True, reff=psis_relative_efficiency(idata))
+    elpd = np.asarray(loo.elpd_i, dtype=float).ravel()[inverse]
+    pareto_k = np.asarray(loo.pareto_k, dtype=float).ravel()[inverse]
+    return elpd, pareto_k
+
+
+def _distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The first row of each distinct value (ascending) and every row's group, by a 128-bit digest of its
+    bytes, each row checked equal to its group's first (``np.unique(axis=0)`` sorts: 2.4 s for 10,000 x 3,000)."""
+    import hashlib
+
+    groups: dict[bytes, int] = {}
+    first: list[int] = []
+    inverse = np.empty(rows.shape[0], dtype=np.intp)
+    for i, row in enumerate(rows):
+        key = hashlib.blake2b(row.data, digest_size=16).digest()
+        group = groups.setdefault(key, len(first))
+        if group == len(first):
+            first.append(i)
+        elif not np.array_equal(row, rows[first[group]]):  # a digest collision: keep the row on its own
+            group = len(first)
+            first.append(i)
+        inverse[i] = group
+    return np.asarray(first, dtype=np.intp), inverse
 
 
 def check_min_elpd_gain(value: Any) -> float:

@@ -252,6 +252,29 @@ def test_the_anchored_surface_on_a_pool_is_stacked_by_default_and_on_counts_is_n
         fit_surface(counts, estimator="additive", covariate="confidence", stack_confidence="yes")
 
 
+def test_distinct_item_loo_equals_arviz_item_by_item():
+    """PSIS once per distinct log-likelihood column, copied to its items: the ELPD and Pareto k of every
+    item equal az.loo's on the full tree (same reff), with ties in any order."""
+    import arviz as az
+
+    from pbassess.inference import psis_relative_efficiency
+    from pbassess.surface.stacking import distinct_item_loo
+
+    rng = np.random.default_rng(3)
+    p = rng.beta(6, 3, size=(4, 250, 9))
+    distinct = np.concatenate([np.log(p), np.log1p(-p)], axis=-1)            # 18 distinct columns
+    pick = rng.integers(0, 18, size=60)                                     # 60 items, ties everywhere
+    tree = xr.DataTree.from_dict({
+        "posterior": xr.Dataset({"p": (("chain", "draw", "arm"), p)}),
+        "log_likelihood": xr.Dataset({"correct": (("chain", "draw", "item"), distinct[..., pick])})})
+    elpd, k = distinct_item_loo(tree)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        full = az.loo(tree, pointwise=True, reff=psis_relative_efficiency(tree))
+    np.testing.assert_allclose(elpd, np.asarray(full.elpd_i).ravel(), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(k, np.asarray(full.pareto_k).ravel(), rtol=0, atol=1e-12)
+
+
 def test_a_bad_elpd_gain_bound_is_refused_in_one_line():
     for bad in (float("nan"), float("inf"), "many", None, True):
         with pytest.raises(ConfigError, match="min_elpd_gain must be a number"):
