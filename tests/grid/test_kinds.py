@@ -92,7 +92,7 @@ def test_estimator_names_match_the_benchmark():
     for name, meaning in bench.ESTIMATORS.items():  # every name benchmarks/surface.py prints is a grid name
         assert parse_estimator(name) == (meaning or (None, {})), name
     assert parse_estimator("confidence") == (None, {})
-    assert parse_estimator("additive+conf") == ("additive", {"covariate": "confidence"})
+    assert parse_estimator("additive+conf") == ("additive", {"covariate": "confidence", "stack_confidence": False})
     assert parse_estimator("additive(advi)") == ("additive", {"inference": "advi"})
     assert parse_estimator("betagp-slp") == ("betagp-slp", {})
     with pytest.raises(ConfigError, match="synthetic-surface:N:K:SEED"):
