@@ -246,6 +246,45 @@ def _free_initvals(kwargs: dict[str, Any], model: Any) -> dict[str, Any]:
     return kwargs
 
 
+def _check_stacking(stack_confidence: Any, min_elpd_gain: Any, *, estimator: str, covariate: str | None,
+                    inference: str) -> bool | None:
+    """``stack_confidence`` checked against the estimator before anything is fitted: ``None`` where stacking
+    could apply (decided with the model, :func:`_stacks`), ``False`` where it cannot, else a one-line error."""
+    if stack_confidence not in (None, True, False):
+        raise ConfigError(f"stack_confidence is True, False or None (stacked wherever it applies), got {stack_confidence!r}")
+    stackable = estimator == "additive" and covariate == "confidence" and inference == "nuts"
+    if stack_confidence and not stackable:
+        raise ConfigError("stacking with the confidence applies to the confidence-anchored surface: "
+                          "--estimator additive --covariate confidence with NUTS")
+    if min_elpd_gain is not None and (stack_confidence is False or not stackable):
+        raise ConfigError("min_elpd_gain applies where the anchored surface is stacked with the confidence "
+                          "(--estimator additive --covariate confidence with NUTS, not --no-stack-confidence)")
+    return stack_confidence if stackable else False
+
+
+def _stacks(stack_confidence: bool | None, spec: Any, arms: ArmCounts, *, gain_given: bool) -> bool:
+    """Whether this fit is stacked with the confidence, refused in one line before sampling where asked and impossible.
+
+    ``None`` (the default): wherever the anchored model has labeled items with their confidences to compare on.
+    """
+    anchored = bool(getattr(spec, "anchored", False))
+    if stack_confidence is None:
+        from pbassess.pymc_models.surface import anchored_items
+
+        stacked = anchored and anchored_items(arms) is not None
+        if gain_given and not stacked:
+            raise ConfigError("min_elpd_gain applies where the anchored surface is stacked with the confidence "
+                              "(a pool with labeled items, the anchored model)")
+        return stacked
+    if stack_confidence:
+        from pbassess.surface.stacking import confidence_items
+
+        if not anchored:
+            raise ConfigError("stacking with the confidence needs the anchored model (model option anchored=True)")
+        confidence_items(arms)
+    return bool(stack_confidence)
+
+
 def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimator: str = "additive",
                 inference: str | None = None, covariate: str | None = None, continuous: Sequence[str] = (),
                 seed: Any = None, sample_kwargs: Mapping[str, Any] | None = None, ci_prob: float = CI_PROB,
@@ -380,15 +419,8 @@ def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimato
         covariate, model_options = "confidence", {**dict(model_options or {}), "anchored": False}
     if covariate not in (None, "confidence"):
         raise ConfigError(f"unknown covariate {covariate!r} (choose confidence or confidence-linear)")
-    if stack_confidence not in (None, True, False):
-        raise ConfigError(f"stack_confidence is True, False or None (stacked wherever it applies), got {stack_confidence!r}")
-    stackable = estimator == "additive" and covariate == "confidence" and inference == "nuts"
-    if stack_confidence and not stackable:
-        raise ConfigError("stacking with the confidence applies to the confidence-anchored surface: "
-                          "--estimator additive --covariate confidence with NUTS")
-    if min_elpd_gain is not None and (stack_confidence is False or not stackable):
-        raise ConfigError("min_elpd_gain applies where the anchored surface is stacked with the confidence "
-                          "(--estimator additive --covariate confidence with NUTS, not --no-stack-confidence)")
+    stack_confidence = _check_stacking(stack_confidence, min_elpd_gain, estimator=estimator, covariate=covariate,
+                                       inference=inference)
     gain_given = min_elpd_gain is not None
     min_elpd_gain = check_min_elpd_gain(MIN_ELPD_GAIN if min_elpd_gain is None else min_elpd_gain)
     rng = as_generator(seed)
@@ -396,19 +428,7 @@ def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimato
     start = time.perf_counter()
     spec = surface_spec(arms, estimator, model_options=model_options, covariate=covariate, observations=observations,
                         seed=int(rng.integers(2**31 - 1)), model_seed=model_seed)
-    if stack_confidence is None:  # the default: stacked wherever the anchored fit has items to compare on
-        from pbassess.pymc_models.surface import anchored_items
-
-        stack_confidence = bool(stackable and getattr(spec, "anchored", False) and anchored_items(arms) is not None)
-        if gain_given and not stack_confidence:
-            raise ConfigError("min_elpd_gain applies where the anchored surface is stacked with the confidence "
-                              "(a pool with labeled items, the anchored model)")
-    elif stack_confidence:  # refused before sampling, not after
-        from pbassess.surface.stacking import confidence_items
-
-        if not getattr(spec, "anchored", False):
-            raise ConfigError("stacking with the confidence needs the anchored model (model option anchored=True)")
-        confidence_items(arms)
+    stack_confidence = _stacks(stack_confidence, spec, arms, gain_given=gain_given)
     per_chain, kwargs, iterations = _draws_and_kwargs(draws, sample_kwargs, spec.sample_defaults)
     from pbassess.inference import fit
 
