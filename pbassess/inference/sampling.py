@@ -16,6 +16,7 @@ are the parallelism, and BLAS threads spinning beside them cost a BernGP / BetaG
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.util
 import sys
 import warnings
@@ -109,12 +110,9 @@ def _plain_shape_mismatch(src_shapes: Any, index_shape: Any) -> None:
     raise NotImplementedError
 
 
-_PLAIN_OVERLOAD: list[bool] = [False]
-
-
+@functools.cache
 def _register_plain_shape_mismatch() -> None:
-    if _PLAIN_OVERLOAD[0]:
-        return
+    """Give :func:`_plain_shape_mismatch` its one numba implementation (once a process)."""
     from numba.extending import overload
 
     @overload(_plain_shape_mismatch, target="generic")
@@ -123,8 +121,6 @@ def _register_plain_shape_mismatch() -> None:
             raise ValueError("cannot assign slice from input of different size")
 
         return raise_plain
-
-    _PLAIN_OVERLOAD[0] = True
 
 
 @contextlib.contextmanager

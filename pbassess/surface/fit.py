@@ -341,7 +341,7 @@ def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimato
         labeled items carry their confidences; not on arm counts); ``False``: the anchored
         posterior alone; ``True``: stacked, or a one-line error where it cannot be.
     min_elpd_gain : float, optional
-        With ``stack_confidence`` only: the fit is stacked in only when its LOO ELPD gain over the
+        Where the surface is stacked: the fit is stacked in only when its LOO ELPD gain over the
         confidence exceeds this (default 4, :data:`pbassess.surface.stacking.MIN_ELPD_GAIN`, below
         which an ELPD difference is small and its standard error unreliable); otherwise the surface
         is the confidence. ``float("-inf")`` is plain stacking

@@ -341,20 +341,22 @@ def confidence_with_fit_spread(draws: Any, confidence: Any, *, iterations: int =
     >>> np.allclose(logit(moved).std(0), logit(fit).std(0))  # the fit's spread on the logit scale
     True
     """
+    from scipy.special import expit, logit
+
     x = np.asarray(draws, dtype=float)
     target = np.clip(np.asarray(confidence, dtype=float), 1e-6, 1.0 - 1e-6)
     if x.ndim != 2 or target.shape != (x.shape[1],) or not np.all(np.isfinite(target)):
         raise ConfigError(f"draws (S, A) and A finite confidences are needed, got {x.shape} and {target.shape}")
-    z = np.log(np.clip(x, 1e-12, 1.0)) - np.log(np.clip(1.0 - x, 1e-12, 1.0))
+    z = logit(np.clip(x, 1e-12, 1.0 - 1e-12))
     z -= np.median(z, axis=0)
-    shift = np.log(target) - np.log1p(-target)
+    shift = logit(target)
     for _ in range(iterations):  # the mean of sigmoid(z + shift) rises with the shift: Newton converges
-        p = 1.0 / (1.0 + np.exp(-(z + shift)))
+        p = expit(z + shift)
         gap = p.mean(axis=0) - target
         if np.all(np.abs(gap) < 1e-12):
             break
         shift -= gap / np.maximum((p * (1.0 - p)).mean(axis=0), 1e-300)
-    return 1.0 / (1.0 + np.exp(-(z + shift)))
+    return expit(z + shift)
 
 
 def stack_accuracy_draws(idata: Any, confidence: Any, weight: float) -> Any:
