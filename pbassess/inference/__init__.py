@@ -10,7 +10,8 @@
 * :func:`conjugate_datatree` -- the same DataTree shape for exact conjugate draws;
 * :class:`DeterministicEvaluator` -- a model's deterministics for all kept draws at once (after
   NUTS kept only the free variables);
-* :func:`check_memory` / :func:`check_count` -- sizes checked before allocating.
+* :func:`check_memory` / :func:`check_count` -- sizes checked before allocating;
+* :func:`pareto_smoothed_loo` -- PSIS-LOO of many observations at once (arviz-stats' arithmetic, vectorised).
 """
 
 from pbassess.inference.deterministics import DeterministicEvaluator
@@ -23,6 +24,7 @@ from pbassess.inference.diagnostics import (
 )
 from pbassess.inference.fit import CHAINS, Fit, draws_per_chain, exact_loo, fit, total_draws
 from pbassess.inference.memory import check_count, check_memory, format_bytes, memory_limit
+from pbassess.inference.psis import pareto_smoothed_loo
 from pbassess.inference.sampling import (
     DEFAULT_SAMPLE_KWARGS,
     INFERENCES,
@@ -49,6 +51,6 @@ __all__ = [
     "CHAINS", "CompiledModel", "DeterministicEvaluator", "Fit", "Observations", "Spec", "draws_per_chain", "exact_loo", "fit", "total_draws",
     "DEFAULT_SAMPLE_KWARGS", "INFERENCES", "bernoulli_log_likelihood", "bernoulli_observed_data", "MIN_ESS", "RHAT_THRESHOLD", "binomial_loglik", "check_count",
     "check_memory", "conjugate_datatree", "diagnostics", "diagnostics_note", "psis_relative_efficiency", "format_bytes", "memory_limit",
-    "merge_sample_kwargs", "mock_pymc_sample", "one_blas_thread", "plain_slice_errors", "posterior_dataset", "progress_wanted", "quiet_progress",
+    "merge_sample_kwargs", "mock_pymc_sample", "one_blas_thread", "pareto_smoothed_loo", "plain_slice_errors", "posterior_dataset", "progress_wanted", "quiet_progress",
     "resolve_inference", "sample_model",
 ]

@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from pbassess.errors import ConfigError
-from pbassess.inference import psis_relative_efficiency
+from pbassess.inference import pareto_smoothed_loo, psis_relative_efficiency
 
 __all__ = ["MIN_ELPD_GAIN", "ConfidenceComparison", "check_min_elpd_gain", "compare_with_confidence",
            "confidence_items", "confidence_with_fit_spread", "distinct_item_loo", "stack_accuracy_draws",
@@ -222,10 +222,12 @@ def distinct_item_loo(idata: Any) -> tuple[np.ndarray, np.ndarray]:
     """Each labeled item's PSIS-LOO ELPD and Pareto k, smoothing each distinct log-likelihood once.
 
     Items of one arm with one confidence and one outcome have the same log-likelihood in every
-    draw, so the same leave-one-out density: PSIS (``az.loo``, a Pareto fit per item in a Python
-    loop) runs on the distinct columns only and its results are copied to their items. The
-    figures equal ``az.loo(idata, pointwise=True)``'s item by item (a test checks it); on ACS 10,000
-    random labels have ~6,900 distinct columns.
+    draw, so the same leave-one-out density: PSIS runs on the distinct columns only and its results
+    are copied to their items (on ACS 10,000 random labels have ~6,900 distinct columns). With the
+    posterior's relative efficiency (:func:`~pbassess.inference.psis_relative_efficiency`) all
+    columns are smoothed at once (:func:`~pbassess.inference.pareto_smoothed_loo`: 0.3 s against
+    ``az.loo``'s 3 s for 1,700 columns); without it, by ``az.loo``. The figures equal
+    ``az.loo(idata, pointwise=True)``'s item by item (a test checks it).
 
     Parameters
     ----------
@@ -259,9 +261,13 @@ def distinct_item_loo(idata: Any) -> tuple[np.ndarray, np.ndarray]:
     columns = np.ascontiguousarray(values.transpose(item_dim, "chain", "draw").to_numpy()).reshape(
         values.sizes[item_dim], -1)
     first, inverse = _distinct_rows(columns)
+    reff = psis_relative_efficiency(idata)
+    if reff is not None:  # one relative efficiency: every column's smoothing at once
+        elpd, pareto_k = pareto_smoothed_loo(columns[first].T, reff)
+        return elpd[inverse], pareto_k[inverse]
     tree = xr.DataTree.from_dict({"posterior": idata["posterior"].to_dataset(),
                                   "log_likelihood": log_lik.isel({item_dim: first})})
-    loo = az.loo(tree, pointwise=True, reff=psis_relative_efficiency(idata))
+    loo = az.loo(tree, pointwise=True)
     elpd = np.asarray(loo.elpd_i, dtype=float).ravel()[inverse]
     pareto_k = np.asarray(loo.pareto_k, dtype=float).ravel()[inverse]
     return elpd, pareto_k
