@@ -91,13 +91,18 @@ def pareto_smoothed_loo(log_lik: np.ndarray, r_eff: float) -> tuple[np.ndarray, 
     if tail < 5:
         raise ConfigError(f"PSIS needs at least 5 tail draws; {n_draws} draws give {tail}")
     ratios = -ll.T  # (obs, draws): log importance ratios
-    ratios = ratios - ratios.max(axis=1, keepdims=True)
-    order = np.argsort(ratios, axis=1)
-    sorted_ratios = np.take_along_axis(ratios, order, axis=1)
-    tail_log = sorted_ratios[:, n_draws - tail:]
+    shift = ratios.max(axis=1)
+    ratios = ratios - shift[:, None]
+    rows = np.arange(n_obs)[:, None]
+    # the tail's positions, ascending, and the largest ratio below it, without sorting every draw
+    top = np.argpartition(ratios, n_draws - tail - 1, axis=1)[:, n_draws - tail - 1:]
+    top_values = ratios[rows, top[:, 1:]]
+    ascending = np.argsort(top_values, axis=1)
+    tail_at = top[rows, 1 + ascending]
+    tail_log = top_values[rows, ascending]
     if np.any(tail_log[:, -1] - tail_log[:, 0] < np.finfo(float).tiny):
         raise ConfigError("an observation's largest importance ratios are all equal: PSIS cannot fit its tail")
-    cutoff = np.exp(sorted_ratios[:, n_draws - tail - 1])
+    cutoff = np.exp(ratios[rows[:, 0], top[:, 0]])
     exceedances = np.exp(tail_log) - cutoff[:, None]
     # the fit's grid is (rows, m, tail): rows in blocks of at most GPD_FIT_BLOCK_VALUES values
     block = max(1, GPD_FIT_BLOCK_VALUES // ((30 + int(tail ** 0.5)) * tail))
@@ -105,6 +110,9 @@ def pareto_smoothed_loo(log_lik: np.ndarray, r_eff: float) -> tuple[np.ndarray, 
     k = np.concatenate([f[0] for f in fits])
     sigma = np.concatenate([f[1] for f in fits])
     smooth = np.isfinite(k)
+    # sum over draws of w_s p(y | theta_s) with w_s = exp(ratio_s) / sum exp(ratios) and p = exp(-ratio_s - shift):
+    # each unsmoothed draw contributes exp(-shift), a smoothed one exp(smoothed_s - ratio_s - shift)
+    moved = np.zeros((n_obs, tail))
     if np.any(smooth):
         probs = np.arange(0.5, tail) / tail
         kk, ss, cc = k[smooth, None], sigma[smooth, None], cutoff[smooth, None]
@@ -115,11 +123,12 @@ def pareto_smoothed_loo(log_lik: np.ndarray, r_eff: float) -> tuple[np.ndarray, 
             smoothed = np.log(quantiles)
         max_tail = tail_log[smooth, -1:]
         smoothed = np.where(smoothed > max_tail, max_tail, smoothed)
-        rows = np.flatnonzero(smooth)
-        ratios[rows[:, None], order[rows, n_draws - tail:]] = smoothed
-    log_weights = ratios - _row_logsumexp(ratios)[:, None]
-    log_weights += ll.T
-    return _row_logsumexp(log_weights), k
+        picked = np.flatnonzero(smooth)
+        ratios[picked[:, None], tail_at[picked]] = smoothed
+        moved[picked] = smoothed - tail_log[picked]
+    with np.errstate(invalid="ignore"):
+        kept = np.log((n_draws - tail) + np.exp(moved).sum(axis=1))
+    return kept - shift - _row_logsumexp(ratios), k
 
 
 def _row_logsumexp(x: np.ndarray) -> np.ndarray:
