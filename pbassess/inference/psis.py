@@ -31,6 +31,9 @@ __all__ = ["pareto_smoothed_loo", "psis_tail_length"]
 _PRIOR_BS, _PRIOR_K = 3, 10
 #: Values of the generalised Pareto fit's grid evaluated at once (16 MB of float64).
 GPD_FIT_BLOCK_VALUES = 2**21
+#: Log-likelihood values (draws x observations) smoothed at once: larger inputs go in blocks of
+#: observations, so the working arrays (a few copies of a block) stay near 128 MB each.
+PSIS_BLOCK_VALUES = 2**24
 
 
 def psis_tail_length(n_draws: int, r_eff: float) -> int:
@@ -90,6 +93,16 @@ def pareto_smoothed_loo(log_lik: np.ndarray, r_eff: float) -> tuple[np.ndarray, 
     tail = psis_tail_length(n_draws, float(r_eff))
     if tail < 5:
         raise ConfigError(f"PSIS needs at least 5 tail draws; {n_draws} draws give {tail}")
+    width = max(1, PSIS_BLOCK_VALUES // n_draws)
+    if n_obs > width:  # observations are independent: smooth them a block at a time
+        parts = [_smoothed_block(ll[:, start:start + width], tail) for start in range(0, n_obs, width)]
+        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+    return _smoothed_block(ll, tail)
+
+
+def _smoothed_block(ll: np.ndarray, tail: int) -> tuple[np.ndarray, np.ndarray]:
+    """PSIS-LOO ELPD and k of the observations (columns) of ``ll`` with ``tail`` tail draws."""
+    n_draws, n_obs = ll.shape
     ratios = -ll.T  # (obs, draws): log importance ratios
     shift = ratios.max(axis=1)
     ratios = ratios - shift[:, None]

@@ -61,6 +61,10 @@ def test_large_inputs_are_fitted_in_blocks_with_the_same_answer(monkeypatch):
     blocks = pareto_smoothed_loo(ll, 0.9)
     np.testing.assert_array_equal(whole[0], blocks[0])
     np.testing.assert_array_equal(whole[1], blocks[1])
+    monkeypatch.setattr(psis, "PSIS_BLOCK_VALUES", 7 * 1200)  # 7 observations a block, the last one 2
+    outer = pareto_smoothed_loo(ll, 0.9)
+    np.testing.assert_array_equal(whole[0], outer[0])
+    np.testing.assert_array_equal(whole[1], outer[1])
 
 
 def test_bad_input_is_refused_in_one_line():
