@@ -39,6 +39,18 @@ PSIS_BLOCK_VALUES = 2**24
 def psis_tail_length(n_draws: int, r_eff: float) -> int:
     """The number of largest importance ratios PSIS fits a generalised Pareto tail to.
 
+    Parameters
+    ----------
+    n_draws : int
+        Posterior draws (all chains).
+    r_eff : float
+        Their relative efficiency (ESS / draws).
+
+    Returns
+    -------
+    int
+        floor(3 sqrt(n_draws / r_eff)), or floor(n_draws / 5) when n_draws r_eff <= 225 (arviz-stats' rule).
+
     Examples
     --------
     >>> psis_tail_length(4000, 1.0), psis_tail_length(100, 1.0)
@@ -70,7 +82,7 @@ def pareto_smoothed_loo(log_lik: np.ndarray, r_eff: float) -> tuple[np.ndarray, 
     ------
     ConfigError
         Fewer than 5 tail draws, a non-finite value or an observation with a flat tail (arviz-stats
-        refuses the same).
+        refuses the same), or an r_eff that is not a positive number.
 
     Examples
     --------
@@ -90,7 +102,13 @@ def pareto_smoothed_loo(log_lik: np.ndarray, r_eff: float) -> tuple[np.ndarray, 
     if not np.all(np.isfinite(ll)):
         raise ConfigError("the log-likelihood has non-finite values: PSIS-LOO needs finite ones")
     n_draws, n_obs = ll.shape
-    tail = psis_tail_length(n_draws, float(r_eff))
+    try:
+        r_eff = float(r_eff)
+    except (TypeError, ValueError):
+        r_eff = float("nan")
+    if not (np.isfinite(r_eff) and r_eff > 0):
+        raise ConfigError("the relative efficiency r_eff must be a positive number (ESS / draws)")
+    tail = psis_tail_length(n_draws, r_eff)
     if tail < 5:
         raise ConfigError(f"PSIS needs at least 5 tail draws; {n_draws} draws give {tail}")
     width = max(1, PSIS_BLOCK_VALUES // n_draws)

@@ -76,4 +76,7 @@ def test_bad_input_is_refused_in_one_line():
         pareto_smoothed_loo(np.zeros((500, 2)), 1.0)
     with pytest.raises(ConfigError, match=r"\(draws, observations\)"):
         pareto_smoothed_loo(np.zeros(10), 1.0)
+    for bad in (0.0, -1.0, float("nan"), "fast", None):
+        with pytest.raises(ConfigError, match="r_eff must be a positive number"):
+            pareto_smoothed_loo(np.log(np.full((100, 2), 0.5)), bad)
     assert psis_tail_length(3000, 1.0) == 164
