@@ -110,7 +110,7 @@ def pareto_smoothed_loo(log_lik: np.ndarray, r_eff: float) -> tuple[np.ndarray, 
         raise ConfigError("the relative efficiency r_eff must be a positive number (ESS / draws)")
     tail = psis_tail_length(n_draws, r_eff)
     if tail < 5:
-        raise ConfigError(f"PSIS needs at least 5 tail draws; {n_draws} draws give {tail}")
+        raise ConfigError(f"PSIS-LOO needs at least 5 draws in the Pareto tail (25 draws in all); {n_draws} draws give {tail}")
     width = max(1, PSIS_BLOCK_VALUES // n_draws)
     if n_obs > width:  # observations are independent: smooth them a block at a time
         parts = [_smoothed_block(ll[:, start:start + width], tail) for start in range(0, n_obs, width)]

@@ -205,7 +205,11 @@ def compare_with_confidence(idata: Any, arms: Any, *, min_elpd_gain: float = MIN
     """
     min_elpd_gain = check_min_elpd_gain(min_elpd_gain)
     _, logit_conf, right = confidence_items(arms)
-    anchored, pareto_k = distinct_item_loo(idata)
+    try:
+        anchored, pareto_k = distinct_item_loo(idata)
+    except ConfigError as exc:  # e.g. too few draws: say what to change
+        raise ConfigError(f"stacking with the confidence: {exc} (take more draws, or do not stack: "
+                          "stack_confidence=False, --no-stack-confidence)") from None
     if anchored.size != right.size:
         raise ConfigError(f"the fit's log-likelihood has {anchored.size} values for {right.size} labeled items")
     confidence = -np.logaddexp(0.0, -(2.0 * right - 1.0) * logit_conf)  # log p(right | confidence), exactly

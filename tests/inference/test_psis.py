@@ -70,7 +70,7 @@ def test_large_inputs_are_fitted_in_blocks_with_the_same_answer(monkeypatch):
 def test_bad_input_is_refused_in_one_line():
     with pytest.raises(ConfigError, match="non-finite"):
         pareto_smoothed_loo(np.array([[0.0, -np.inf]] * 100), 1.0)
-    with pytest.raises(ConfigError, match="at least 5 tail draws"):
+    with pytest.raises(ConfigError, match=r"at least 5 draws in the Pareto tail \(25 draws in all\); 20 draws give 4"):
         pareto_smoothed_loo(np.zeros((20, 3)) - np.arange(20)[:, None] / 10, 1.0)
     with pytest.raises(ConfigError, match="all equal"):
         pareto_smoothed_loo(np.zeros((500, 2)), 1.0)

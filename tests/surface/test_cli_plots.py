@@ -81,6 +81,17 @@ def test_surface_bad_input_exits_2(pool_file, capsys):
                  "--inference", "conjugate"]) == 2
 
 
+def test_too_few_draws_for_the_stack_say_what_to_change(pool_file, capsys):
+    """The default stack needs PSIS-LOO, which needs 25 draws: fewer give one line naming the remedies."""
+    code = main(["surface", str(pool_file), "--attributes", "a0,a1", "--estimator", "additive", "--covariate",
+                 "confidence", "--subsample-labels", "150", "--draws", "20", "--chains", "1", "--seed", "3"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert ("error: stacking with the confidence: PSIS-LOO needs at least 5 draws in the Pareto tail (25 draws in "
+            "all); 20 draws give 4 (take more draws, or do not stack: stack_confidence=False, --no-stack-confidence)"
+            in err)
+
+
 def test_surface_stack_confidence_flag(pool_file, capsys):
     """--stack-confidence: the stacking diagnostics in --json and the sentence; refused in one line off the
     anchored surface."""
