@@ -29,11 +29,9 @@ __all__ = ["pareto_smoothed_loo", "psis_tail_length"]
 #: The generalised Pareto fit's prior (arviz-stats' ``_gpdfit``): prior_bs for the grid of b, and a
 #: Gaussian on k centred at 0.5 worth this many observations.
 _PRIOR_BS, _PRIOR_K = 3, 10
-#: Values of the generalised Pareto fit's grid evaluated at once (16 MB of float64).
-GPD_FIT_BLOCK_VALUES = 2**21
-#: Log-likelihood values (draws x observations) smoothed at once: larger inputs go in blocks of
-#: observations, so the working arrays (a few copies of a block) stay near 128 MB each.
-PSIS_BLOCK_VALUES = 2**24
+#: Values a working array of one block of observations may hold (16 MB of float64): per observation its
+#: draws, or its generalised Pareto fit's grid (m x tail values, the larger at S = 3,000 draws).
+PSIS_BLOCK_VALUES = 2**21
 
 
 def psis_tail_length(n_draws: int, r_eff: float) -> int:
@@ -111,7 +109,7 @@ def pareto_smoothed_loo(log_lik: np.ndarray, r_eff: float) -> tuple[np.ndarray, 
     tail = psis_tail_length(n_draws, r_eff)
     if tail < 5:
         raise ConfigError(f"PSIS-LOO needs at least 5 draws in the Pareto tail (25 draws in all); {n_draws} draws give {tail}")
-    width = max(1, PSIS_BLOCK_VALUES // n_draws)
+    width = max(1, PSIS_BLOCK_VALUES // max(n_draws, _gpd_grid_size(tail) * tail))
     if n_obs > width:  # observations are independent: smooth them a block at a time
         parts = [_smoothed_block(ll[:, start:start + width], tail) for start in range(0, n_obs, width)]
         return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
@@ -121,9 +119,9 @@ def pareto_smoothed_loo(log_lik: np.ndarray, r_eff: float) -> tuple[np.ndarray, 
 def _smoothed_block(ll: np.ndarray, tail: int) -> tuple[np.ndarray, np.ndarray]:
     """PSIS-LOO ELPD and k of the observations (columns) of ``ll`` with ``tail`` tail draws."""
     n_draws, n_obs = ll.shape
-    ratios = -ll.T  # (obs, draws): log importance ratios
+    ratios = np.negative(ll.T, order="C")  # (obs, draws): log importance ratios, each row contiguous
     shift = ratios.max(axis=1)
-    ratios = ratios - shift[:, None]
+    ratios -= shift[:, None]
     rows = np.arange(n_obs)[:, None]
     # the tail's positions, ascending, and the largest ratio below it, without sorting every draw
     top = np.argpartition(ratios, n_draws - tail - 1, axis=1)[:, n_draws - tail - 1:]
@@ -135,11 +133,7 @@ def _smoothed_block(ll: np.ndarray, tail: int) -> tuple[np.ndarray, np.ndarray]:
         raise ConfigError("an observation's largest importance ratios are all equal: PSIS cannot fit its tail")
     cutoff = np.exp(ratios[rows[:, 0], top[:, 0]])
     exceedances = np.exp(tail_log) - cutoff[:, None]
-    # the fit's grid is (rows, m, tail): rows in blocks of at most GPD_FIT_BLOCK_VALUES values
-    block = max(1, GPD_FIT_BLOCK_VALUES // ((30 + int(tail ** 0.5)) * tail))
-    fits = [_gpd_fit(exceedances[start:start + block]) for start in range(0, n_obs, block)]
-    k = np.concatenate([f[0] for f in fits])
-    sigma = np.concatenate([f[1] for f in fits])
+    k, sigma = _gpd_fit(exceedances)
     smooth = np.isfinite(k)
     # sum over draws of w_s p(y | theta_s) with w_s = exp(ratio_s) / sum exp(ratios) and p = exp(-ratio_s - shift):
     # each unsmoothed draw contributes exp(-shift), a smoothed one exp(smoothed_s - ratio_s - shift)
@@ -162,6 +156,11 @@ def _smoothed_block(ll: np.ndarray, tail: int) -> tuple[np.ndarray, np.ndarray]:
     return kept - shift - _row_logsumexp(ratios), k
 
 
+def _gpd_grid_size(tail: int) -> int:
+    """Points of the Zhang-Stephens grid over b for a tail of ``tail`` exceedances (arviz-stats' m)."""
+    return 30 + int(tail ** 0.5)
+
+
 def _row_logsumexp(x: np.ndarray) -> np.ndarray:
     """log sum exp of each row of a finite 2-D array (scipy's logsumexp checks and copies more: 5x slower here)."""
     top = x.max(axis=1)
@@ -173,7 +172,7 @@ def _gpd_fit(exceedances: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     (rows sorted ascending; arviz-stats' ``_gpdfit``). Returns (k, sigma); (NaN, NaN) where the
     first quartile is at the minimum, (inf, NaN) where k is NaN."""
     n_rows, n = exceedances.shape
-    m = 30 + int(n ** 0.5)
+    m = _gpd_grid_size(n)
     xstar = exceedances[:, int((n / 4 + 0.5) - 1)]
     degenerate = xstar <= exceedances[:, 0]
     safe_xstar = np.where(degenerate, 1.0, xstar)

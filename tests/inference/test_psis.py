@@ -57,11 +57,13 @@ def test_large_inputs_are_fitted_in_blocks_with_the_same_answer(monkeypatch):
     rng = np.random.default_rng(2)
     ll = np.log(rng.beta(5, 2, size=(1200, 30)))
     whole = pareto_smoothed_loo(ll, 0.9)
-    monkeypatch.setattr(psis, "GPD_FIT_BLOCK_VALUES", 1)  # one observation a block
+    monkeypatch.setattr(psis, "PSIS_BLOCK_VALUES", 1)  # one observation a block
     blocks = pareto_smoothed_loo(ll, 0.9)
     np.testing.assert_array_equal(whole[0], blocks[0])
     np.testing.assert_array_equal(whole[1], blocks[1])
-    monkeypatch.setattr(psis, "PSIS_BLOCK_VALUES", 7 * 1200)  # 7 observations a block, the last one 2
+    tail = psis_tail_length(1200, 0.9)
+    per_observation = max(1200, psis._gpd_grid_size(tail) * tail)  # its Pareto fit's grid, here
+    monkeypatch.setattr(psis, "PSIS_BLOCK_VALUES", 7 * per_observation)  # 7 observations a block, the last one 2
     outer = pareto_smoothed_loo(ll, 0.9)
     np.testing.assert_array_equal(whole[0], outer[0])
     np.testing.assert_array_equal(whole[1], outer[1])
