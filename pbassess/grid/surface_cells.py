@@ -36,13 +36,11 @@ import xarray as xr
 
 from pbassess.errors import ConfigError
 from pbassess.grid.tables import expand_table, positive_int, settings_hash
+from pbassess.pymc_models.surface import LOOSE_ANCHORED_OPTIONS
 
 __all__ = ["LOOSE_ANCHORED_OPTIONS", "SYNTHETIC", "SurfaceCell", "merge_surface_cells", "parse_estimator",
            "run_surface_cell", "surface_cells", "surface_rows"]
 
-# The anchored model's option set for subgroups that are off (docs/surfaces.md, "Looser scales in the
-# indicator design"): a coefficient per level and per pair cell, residual scales twice the defaults.
-LOOSE_ANCHORED_OPTIONS = {"coding": "indicator", "main_scale": 0.1, "interaction_scale": 0.05}
 
 _LIST_KEYS = {"datasets": "dataset", "estimators": "estimator", "budgets": "budget", "seeds": "seed"}
 _SCALAR_KEYS = {"attributes": tuple, "draws": int, "tune": int, "chains": int, "min_support": float}

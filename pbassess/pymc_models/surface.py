@@ -96,7 +96,7 @@ __all__ = [
     "CPredictorSpec", "SurfaceModelSpec", "additive_design", "additive_model", "indicator_design", "anchor_logit", "anchored_arm_scale", "anchored_items", "anchored_model", "tied_items", "calibrated_anchor", "arm_inputs", "beta_i_model",
     "beta_i_prior", "berngp_model", "betagp_model", "count_terms", "cpredictor_model", "global_accuracy_terms",
     "ANCHORED_DRAWS", "GRID_GP_MAX_ORDER", "GRID_GP_SAMPLE_KWARGS", "TRUNCATED_BETAGP_SAMPLE_KWARGS",
-    "GridEigenbasis", "gp_latent_form", "grid_eigenbasis", "grid_log_eigenvalues",
+    "GridEigenbasis", "LOOSE_ANCHORED_OPTIONS", "RESIDUAL_PRIOR_OPTIONS", "gp_latent_form", "grid_eigenbasis", "grid_log_eigenvalues",
     "inducing_inputs", "kernel_similarity", "model_options_for", "observations_from_arm_counts",
     "pool_sparse_counts", "sum_to_zero_basis", "surface_spec", "whitened_projected_latent",
 ]
@@ -1098,6 +1098,12 @@ def additive_model(arms: Any, *, covariate: str | None = None, main_scale: float
 #: the confidence's 0.00167; 0.00160 at these); the miscalibrated surface's rules still escape (0.00062 against
 #: the unanchored additive model's 0.00095, seed 0).
 ANCHORED_MAIN_SCALE, ANCHORED_PAIR_SCALE, ANCHORED_ARM_SCALE = 0.05, 0.025, 0.05
+#: The anchored surface's wider residual prior: a coefficient per attribute level and per pair cell
+#: (``coding="indicator"``), and residual scales twice the defaults. :func:`pbassess.surface.fit_surface`
+#: refits with it when the labels show the confidence wrong (docs/surfaces.md, *Widening the residual*).
+LOOSE_ANCHORED_OPTIONS = {"coding": "indicator", "main_scale": 0.1, "interaction_scale": 0.05}
+#: The ``model_options`` of :func:`anchored_model` that set its residual's prior (a fit given one is not widened).
+RESIDUAL_PRIOR_OPTIONS = ("coding", "main_scale", "interaction_scale", "arm_scale", "interactions")
 
 
 def anchored_model(arms: Any, *, main_scale: float = ANCHORED_MAIN_SCALE, interaction_scale: float = ANCHORED_PAIR_SCALE,

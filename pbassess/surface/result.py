@@ -286,6 +286,10 @@ class SurfaceResult(AssessmentResult):
         if weight is not None:  # stacked with the label-free confidence (fit_surface's default on a pool)
             diff, se = self.diagnostics["elpd_diff_vs_confidence"], self.diagnostics["elpd_diff_vs_confidence_se"]
             bound = self.diagnostics.get("min_elpd_gain", float("-inf"))
+            if self.diagnostics.get("widened_scales"):  # fit_surface refitted with the wider residual prior
+                moved += ("; the labels showed the confidence wrong under the default residual scales (LOO "
+                          f"predictive density {self.diagnostics['default_scales_elpd_diff_vs_confidence']:+.1f} "
+                          "against the confidence's), so the residual was refitted with wider scales")
             if not diff > bound:  # the parsimony rule of pbassess.surface.stacking: the labels do not show it wrong
                 moved += (f"; kept on the label-free confidence (the labels' LOO predictive density {diff:+.1f} "
                           f"+- {se:.1f} against the confidence's, not above {bound:g}), with the anchored fit's "

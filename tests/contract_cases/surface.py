@@ -4,7 +4,8 @@ Arms are combinations of SEX x DIS x NATIVITY (8 arms) over 1,500 labels kept at
 277,677 ACS items (all labeled: the others are hidden), so the per-item log-likelihood stays
 small. CPredictor has both inferences (exact Beta, and NUTS on the same model); the additive
 surface and its confidence-anchored form (``covariate="confidence"``: its posterior alone,
-``stack_confidence=False``, and stacked with the confidence, the default on a pool), are NUTS only. The data fixture named here (``digits``) is not used: the pool is read
+``stack_confidence=False``, and stacked with the confidence, the default on a pool; and, on a synthetic
+pool whose confidence is wrong on one rule, stacked after the refit with the wider residual prior), are NUTS only. The data fixture named here (``digits``) is not used: the pool is read
 from the mirror inside each case (the contract's fits are memoised, so once per inference).
 """
 
@@ -40,12 +41,26 @@ def _surface(estimator: str, covariate: str | None = None, **options):
     return run
 
 
+def _widened(_data, inference, seed):
+    """The default path where the labels show the confidence wrong: the stacked surface refitted with the wider
+    residual prior (a pool over-confident by 0.15-0.2 on one rule; the case fails if nothing was refitted)."""
+    from pbassess.surface import fit_surface, hide_labels
+    from pbassess.surface.synthetic import miscalibrated_surface
+
+    s = miscalibrated_surface(6000, 3, seed=1, n_rules=1, shift=(0.15, 0.2))
+    result = fit_surface(hide_labels(s.preds, 600, seed=0), list(s.attributes), estimator="additive",
+                         covariate="confidence", inference=inference, seed=seed, sample_kwargs=NUTS)
+    assert result.diagnostics["widened_scales"] is True, result.diagnostics
+    return result
+
+
 #: name -> (function of (data, inference, seed), data fixture name)
 CASES = {
     "surface-cpredictor": (_surface("cpredictor"), "digits"),
     "surface-additive": (_surface("additive"), "digits"),
     "surface-anchored": (_surface("additive", "confidence", stack_confidence=False), "digits"),
     "surface-anchored-stacked": (_surface("additive", "confidence"), "digits"),  # stacked: the default on a pool
+    "surface-anchored-widened": (_widened, "digits"),  # stacked and refitted with the wider residual prior
 }
-NUTS_ONLY = {"surface-additive", "surface-anchored", "surface-anchored-stacked"}
+NUTS_ONLY = {"surface-additive", "surface-anchored", "surface-anchored-stacked", "surface-anchored-widened"}
 MAIN = {"surface-cpredictor": "accuracy"}

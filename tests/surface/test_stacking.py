@@ -134,9 +134,10 @@ def miscalibrated_fit():
     kept = hide_labels(s.preds, 600, seed=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        plain = fit_surface(kept, list(s.attributes), estimator="additive", covariate="confidence", seed=0)
+        plain = fit_surface(kept, list(s.attributes), estimator="additive", covariate="confidence", seed=0,
+                            stack_confidence=False)
         stacked = fit_surface(kept, list(s.attributes), estimator="additive", covariate="confidence", seed=0,
-                              stack_confidence=True)
+                              stack_confidence=True, widen_scales=False)
     return s, plain, stacked
 
 
@@ -159,6 +160,61 @@ def test_labels_that_show_a_miscalibration_keep_the_fit(miscalibrated_fit):
     out = stacked.to_json()
     assert out["diagnostics"]["confidence_weight"] == d["confidence_weight"]
     assert stacked.options["stack_confidence"] is True
+
+
+def test_labels_that_show_the_confidence_wrong_widen_the_residual(miscalibrated_fit):
+    """The default fit (fit_surface's defaults) shows the confidence wrong (ELPD gain above 4), so the
+    surface is refitted with the wider residual prior: the result is that fit (its options, its
+    variables, its own comparison with the confidence), the default fit's gain and convergence are kept
+    in the diagnostics, and the sentence says so. The same seed without widening is the stacked fit."""
+    from pbassess.pymc_models.surface import LOOSE_ANCHORED_OPTIONS
+
+    s, plain, stacked = miscalibrated_fit
+    kept = hide_labels(s.preds, 600, seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        wide = fit_surface(kept, list(s.attributes), estimator="additive", covariate="confidence", seed=0)
+        own = compare_with_confidence(wide.idata, wide.arms)
+    d = wide.diagnostics
+    assert d["widened_scales"] is True and "widened_scales" not in stacked.diagnostics  # widen_scales=False
+    assert d["default_scales_elpd_diff_vs_confidence"] == pytest.approx(stacked.diagnostics["elpd_diff_vs_confidence"])
+    assert d["default_scales_divergences"] == stacked.diagnostics["divergences"]
+    assert d["default_scales_max_rhat"] == pytest.approx(stacked.diagnostics["max_rhat"])
+    assert wide.options["model_options"] == LOOSE_ANCHORED_OPTIONS and stacked.options["model_options"] == {}
+    assert {k: wide.prior[k] for k in LOOSE_ANCHORED_OPTIONS} == LOOSE_ANCHORED_OPTIONS  # the model it fitted
+    assert d["elpd_diff_vs_confidence"] == pytest.approx(own.elpd_diff, abs=1e-9)  # the returned fit's comparison
+    assert d["confidence_weight"] == pytest.approx(own.weight, abs=1e-9)
+    assert "refitted with wider scales" in wide.sentence() and "refitted" not in stacked.sentence()
+    assert wide.to_json()["diagnostics"]["widened_scales"] is True
+    assert not np.allclose(wide.mean, stacked.mean, atol=1e-4)  # another model's draws
+    truth, support = s.arm_truth(wide.arms.values), count_arms(s.preds, s.attributes).pool_n
+    mse = surface_errors(wide.mean, truth, support, truth_is_empirical=False)["macro_mse"]
+    conf = surface_errors(wide.arms.confidence, truth, support, truth_is_empirical=False)["macro_mse"]
+    assert mse < 0.5 * conf
+
+
+def test_widening_is_refused_where_it_cannot_apply(monkeypatch):
+    """Asked for where the surface is not stacked, or with the residual prior already set: one line,
+    before any NUTS draw."""
+    import pbassess.inference
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("sampled before refusing")
+
+    monkeypatch.setattr(pbassess.inference, "fit", no_fit)
+    s = miscalibrated_surface(3000, 2, seed=0, n_rules=0)
+    kept = hide_labels(s.preds, 150, seed=0)
+    anchored = {"estimator": "additive", "covariate": "confidence", "seed": 0}
+    for kwargs, message in (({"stack_confidence": False}, "applies where the anchored surface is stacked"),
+                            ({"model_options": {"coding": "indicator"}}, "model_options set 'coding' already"),
+                            ({"model_options": {"main_scale": 0.2}}, "model_options set 'main_scale' already")):
+        with pytest.raises(ConfigError, match=message):
+            fit_surface(kept, list(s.attributes), widen_scales=True, **anchored, **kwargs)
+    with pytest.raises(ConfigError, match="widen_scales is True, False or None"):
+        fit_surface(kept, list(s.attributes), widen_scales="yes", **anchored)
+    counts = count_arms(kept, list(s.attributes))
+    with pytest.raises(ConfigError, match="applies where the anchored surface is stacked"):
+        fit_surface(counts.with_counts(counts.n, counts.correct), widen_scales=True, **anchored)
 
 
 @pytest.mark.slow
@@ -239,10 +295,12 @@ def test_the_anchored_surface_on_a_pool_is_stacked_by_default_and_on_counts_is_n
         warnings.simplefilter("ignore")
         r = fit_surface(kept, list(s.attributes), estimator="additive", covariate="confidence", seed=0, **small)
         assert r.diagnostics["stacking_items"] == 150 and 0.0 <= r.diagnostics["confidence_weight"] <= 1.0
+        assert r.diagnostics["widened_scales"] is False  # a calibrated confidence: no gain above 4, no refit
+        assert r.options["model_options"] == {} and "refitted" not in r.sentence()
         assert "confidence" in r.sentence()
         counts = count_arms(kept, list(s.attributes)).with_counts(r.arms.n, r.arms.correct)
         plain = fit_surface(counts, estimator="additive", covariate="confidence", seed=0, **small)
-        assert "confidence_weight" not in plain.diagnostics
+        assert "confidence_weight" not in plain.diagnostics and "widened_scales" not in plain.diagnostics
         alone = fit_surface(kept, list(s.attributes), estimator="additive", covariate="confidence", seed=0,
                             stack_confidence=False, **small)
         assert "confidence_weight" not in alone.diagnostics
