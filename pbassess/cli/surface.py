@@ -1,7 +1,7 @@
 """``pbassess surface`` and ``pbassess surface-explore``: accuracy surfaces over attribute combinations.
 
 * ``pbassess surface DATA --attributes A,B,... --estimator E [--covariate confidence]
-  [--continuous AGEP,...] [--subsample-labels N] [--[no-]stack-confidence] [--min-elpd-gain G]
+  [--continuous AGEP,...] [--subsample-labels N] [--[no-]stack-confidence] [--min-elpd-gain G] [--[no-]widen-scales]
   [--coding contrast|indicator] [--residual-scales MAIN,PAIR]`` and the data, inference
   (``conjugate``/``nuts``/``advi``), seed, interval, output, strict and progress options fits the
   surface and prints, with ``--json``, ``{"attributes", "arms", "n", "pool_n", "mean", "var",
@@ -69,6 +69,11 @@ def register(subparsers: Any) -> None:
     p.add_argument("--min-elpd-gain", type=_elpd_gain, default=None, metavar="G",
                    help="where the surface is stacked: stack the fit in only when its LOO ELPD gain over the confidence "
                         "exceeds G, else keep the confidence (default 4; --min-elpd-gain=-inf: plain stacking)")
+    p.add_argument("--widen-scales", action=argparse.BooleanOptionalAction, default=None,
+                   help="where the anchored surface is stacked with the confidence at its default residual prior: "
+                        "when the labels show the confidence wrong (the fit's LOO ELPD gain over it exceeds "
+                        "--min-elpd-gain), refit with the wider residual prior (--coding indicator "
+                        "--residual-scales 0.1,0.05) and report that fit (default: on; --no-widen-scales: off)")
     p.add_argument("--coding", choices=["contrast", "indicator"], default=None,
                    help="the anchored surface's residual design: sum-to-zero contrasts (default) or a coefficient "
                         "per attribute level and per pair cell (a subgroup that is off is then one coefficient)")
@@ -153,6 +158,14 @@ def _anchored_options(args: argparse.Namespace) -> dict[str, Any]:
                                            or args.covariate != "confidence"):
         raise ConfigError("--min-elpd-gain applies where the anchored surface is stacked with the confidence "
                           "(--estimator additive --covariate confidence, not --no-stack-confidence)")
+    if args.widen_scales and (args.stack_confidence is False or args.estimator != "additive"
+                              or args.covariate != "confidence"):
+        raise ConfigError("--widen-scales applies where the anchored surface is stacked with the confidence "
+                          "(--estimator additive --covariate confidence, not --no-stack-confidence)")
+    if args.widen_scales and options:
+        flag = "--coding" if args.coding is not None else "--residual-scales"
+        raise ConfigError(f"--widen-scales refits with the wider residual prior, and {flag} sets that prior already "
+                          "(drop one of them)")
     return options
 
 
@@ -192,6 +205,7 @@ def run_surface(args: argparse.Namespace) -> int:
         result = fit_surface(preds, _split(args.attributes), estimator=args.estimator, covariate=args.covariate,
                              continuous=_split(args.continuous), seed=seed, ci_prob=opt.ci_prob_value(args),
                              stack_confidence=args.stack_confidence, model_options=model_options or None,
+                             widen_scales=args.widen_scales,
                              **({} if args.min_elpd_gain is None else {"min_elpd_gain": args.min_elpd_gain}),
                              **_fit_kwargs(args))
 

@@ -134,18 +134,28 @@ def test_anchored_option_flags_reach_the_fit(pool_file, capsys, monkeypatch):
     assert main(base) == 2 and seen["stack_confidence"] is None  # fit_surface's default: stacked on a pool
     assert main([*base, "--min-elpd-gain", "2"]) == 2 and seen["min_elpd_gain"] == 2.0
     assert main([*base, "--no-stack-confidence"]) == 2 and seen["stack_confidence"] is False
+    assert main(base) == 2 and seen["widen_scales"] is None  # fit_surface's default: widened where it applies
+    assert main([*base, "--widen-scales"]) == 2 and seen["widen_scales"] is True
+    assert main([*base, "--no-widen-scales"]) == 2 and seen["widen_scales"] is False
     capsys.readouterr()
     for flags, message in ((["--min-elpd-gain", "2", "--no-stack-confidence"],
                             "--min-elpd-gain applies where the anchored surface is stacked"),
                            (["--residual-scales", "0.1"], "--residual-scales takes two numbers"),
                            (["--residual-scales", "0.1,-1"], "--residual-scales"),
-                           (["--min-elpd-gain", "nan", "--stack-confidence"], "--min-elpd-gain must be finite")):
+                           (["--min-elpd-gain", "nan", "--stack-confidence"], "--min-elpd-gain must be finite"),
+                           (["--widen-scales", "--no-stack-confidence"],
+                            "--widen-scales applies where the anchored surface is stacked"),
+                           (["--widen-scales", "--coding", "indicator"], "--coding sets that prior already"),
+                           (["--widen-scales", "--residual-scales", "0.1,0.05"],
+                            "--residual-scales sets that prior already")):
         assert main([*base, *flags]) == 2
         err = capsys.readouterr().err.strip()
         assert message in err and len(err.splitlines()) == 1, err
     beta = ["surface", str(pool_file), "--attributes", "a0,a1", "--estimator", "beta-i"]
     assert main([*beta, "--coding", "indicator"]) == 2
     assert "--coding applies to the confidence-anchored surface" in capsys.readouterr().err
+    assert main([*beta, "--widen-scales"]) == 2
+    assert "--widen-scales applies where the anchored surface is stacked" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("strategy", ["variance", "variance-reduction", "design"])
