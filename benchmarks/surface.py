@@ -266,6 +266,12 @@ def main() -> None:
                           f"{diag['elpd_diff_vs_confidence']:+.1f} +- {diag['elpd_diff_vs_confidence_se']:.1f} "
                           f"over {diag['stacking_items']} labels (max Pareto k {diag['stacking_max_pareto_k']:.2f})",
                           flush=True)
+                if diag.get("widened_scales"):
+                    print(f"{'':12s}widened: the default residual scales' fit had ELPD "
+                          f"{diag['default_scales_elpd_diff_vs_confidence']:+.1f} over the confidence (max R-hat "
+                          f"{diag.get('default_scales_max_rhat', float('nan')):.3f}, "
+                          f"{diag.get('default_scales_divergences', 0)} divergences); the row is the refit with "
+                          "the wider prior, its seconds both fits'", flush=True)
                 if draws is not None and args.coverage:
                     print_coverage(draws, truth, support, arms, args.min_support, empirical, seed)
                 if name == "additive(advi)" and nuts_mean is not None:
