@@ -212,6 +212,33 @@ def test_posterior_prior_takes_the_scales_an_anchored_fit_learned():
     assert posterior_block_scales(fit_surface(r.arms, estimator="beta-i", seed=0).idata) is None
 
 
+def test_design_strategy_linearises_in_the_fits_own_coding():
+    """An anchored fit with the indicator design (the wider prior's coding) is linearised in that design, with
+    the scales it learned: the labels chosen are that design's, not the contrasts'."""
+    import warnings
+
+    from pbassess.pymc_models.surface import LOOSE_ANCHORED_OPTIONS
+    from pbassess.surface import fit_surface, hide_labels
+    from pbassess.surface.design_bound import posterior_block_scales
+    from pbassess.surface.explore import choose_arms
+
+    mis = miscalibrated_surface(3000, 4, seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = fit_surface(hide_labels(mis.preds, 400, seed=0), list(mis.attributes), estimator="additive",
+                        covariate="confidence", seed=0, model_options=LOOSE_ANCHORED_OPTIONS, stack_confidence=False,
+                        sample_kwargs={"draws": 200, "tune": 300, "chains": 2, "cores": 1})
+    avail = np.ones(r.arms.n_arms, bool)
+    chosen = choose_arms(r, avail, 30, "design")
+    scales = posterior_block_scales(r.idata)
+    kw = {"prior": "posterior", "block_scales": scales}
+    indicator = next_labels(anchored_linearisation(r.arms, r.mean, coding="indicator", **kw), r.arms.n, 30,
+                            available=avail)
+    contrast = next_labels(anchored_linearisation(r.arms, r.mean, **kw), r.arms.n, 30, available=avail)
+    assert chosen.tolist() == indicator.tolist()
+    assert sorted(chosen.tolist()) != sorted(contrast.tolist())
+
+
 def test_design_exploration_refuses_a_surface_too_large_before_fitting(monkeypatch):
     from pbassess.surface import explore
 
