@@ -16,7 +16,7 @@ every round (warm-started and cold), with the final MSEs (equal within Monte Car
 Run: ``python benchmarks/surface_explore.py [--estimator additive] [--seeds 20] [--budget 300]
 [--batch-size 20] [--initial 20] [--attributes 6] [--items 10000] [--draws 300 --tune 300 --chains 2]
 [--sampler nutpie|pymc] [--strategies variance,variance-reduction,design,random,beta-i,thompson,bayes-ucb] [--no-timing]
-[--surface synthetic|miscalibrated] [--surface-seed 0] [--min-support 0] [--covariate confidence]
+[--surface synthetic|miscalibrated] [--surface-seed 0] [--min-support 0] [--covariate confidence [--loose]]
 [--out curves.nc] [--figure curves.png]``.
 """
 
@@ -28,6 +28,7 @@ import warnings
 
 import numpy as np
 
+from pbassess.pymc_models.surface import LOOSE_ANCHORED_OPTIONS
 from pbassess.surface import count_arms
 from pbassess.surface.explore import explore_surface
 from pbassess.surface.synthetic import synthetic_surface
@@ -47,7 +48,9 @@ def curves(syn, args, strategy: str, *, seeds: list[int], warm_start: bool | str
                                min_support=args.min_support,
                                fit_kwargs={"sample_kwargs": sample_kwargs,
                                            **({"covariate": args.covariate} if args.covariate and estimator != "beta-i"
-                                              else {})}, refit=refit)
+                                              else {}),
+                                           **({"model_options": LOOSE_ANCHORED_OPTIONS}
+                                              if args.loose and estimator != "beta-i" else {})}, refit=refit)
 
 
 def band(values: np.ndarray) -> str:
@@ -106,6 +109,10 @@ def main() -> None:
                         help="seed of the miscalibrated surface (benchmarks/surface.py's: --items 100000 "
                              "--attributes 8 --surface-seed 2021 --min-support 50)")
     parser.add_argument("--min-support", type=float, default=0.0, help="score only arms with this many pool items")
+    parser.add_argument("--loose", action="store_true",
+                        help="with --covariate confidence: refit with the wider residual prior "
+                             "(LOOSE_ANCHORED_OPTIONS: indicator design, scales 0.1 / 0.05; the design strategy "
+                             "linearises in that coding)")
     parser.add_argument("--covariate", default=None, choices=["confidence", "confidence-linear"],
                         help="confidence: the anchored model (with --estimator additive)")
     args = parser.parse_args()
