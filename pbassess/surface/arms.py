@@ -20,7 +20,7 @@ import xarray as xr
 from pbassess.counting import cell_counts
 from pbassess.errors import ConfigError, DataError
 
-__all__ = ["CONFIDENCE_POINTS", "ArmCounts", "confidence_points", "count_arms"]
+__all__ = ["CONFIDENCE_POINTS", "ArmCounts", "confidence_points", "count_arms", "unique_rows"]
 
 #: Points per arm summarising its pool items' confidences (the anchored models' calibration map).
 CONFIDENCE_POINTS = 8
@@ -192,6 +192,40 @@ def _attribute_matrix(preds: Any, attributes: Sequence[str]) -> np.ndarray:
     return np.column_stack([c.astype(str) for c in cols]).astype(object)
 
 
+def unique_rows(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of a numeric matrix in lexicographic order, and each row's index among them.
+
+    The result of ``np.unique(values, axis=0, return_inverse=True)``, through one integer key per row
+    (each column's value codes in mixed radix, the first column the most significant, so the keys sort as
+    the rows do): ``np.unique(axis=0)`` sorts the rows as structured records, ~2 s on ACS's 277,677 x 10,
+    the keys ~0.1 s. Falls back to ``np.unique(axis=0)`` where the keys would overflow or a column has NaN.
+
+    Examples
+    --------
+    >>> rows, inverse = unique_rows(np.array([[2, 1], [0, 5], [2, 1], [0, 3]]))
+    >>> rows.tolist(), inverse.tolist()
+    ([[0, 3], [0, 5], [2, 1]], [2, 1, 2, 0])
+    """
+    values = np.asarray(values)
+    if values.ndim != 2 or values.shape[1] == 0 or (values.dtype.kind == "f" and np.isnan(values).any()):
+        rows, inverse = np.unique(values, axis=0, return_inverse=True)
+        return rows, inverse.ravel()
+    codes, radix = [], 1.0
+    for column in values.T:
+        levels, code = np.unique(column, return_inverse=True)
+        codes.append((code.ravel(), levels.size))
+        radix *= levels.size
+    if radix >= 2.0**62:
+        rows, inverse = np.unique(values, axis=0, return_inverse=True)
+        return rows, inverse.ravel()
+    key = np.zeros(values.shape[0], dtype=np.int64)
+    for code, size in codes:
+        key *= size
+        key += code
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    return values[first], inverse.ravel()
+
+
 def count_arms(preds: Any, attributes: Sequence[str], *, arm_probs: Any = None, arm_values: Any = None,
                continuous: Sequence[str] = ()) -> ArmCounts:
     """Count labeled, correct and pool items per non-empty arm.
@@ -250,7 +284,7 @@ def count_arms(preds: Any, attributes: Sequence[str], *, arm_probs: Any = None, 
         _, first, item_arm = np.unique(keys, return_index=True, return_inverse=True)
         arm_values = values[first]
     else:
-        arm_values, item_arm = np.unique(values, axis=0, return_inverse=True)
+        arm_values, item_arm = unique_rows(values)
     item_arm = item_arm.ravel()
     a = arm_values.shape[0]
     pool_n = cell_counts(item_arm, a).astype(float)
