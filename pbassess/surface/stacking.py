@@ -360,13 +360,16 @@ def confidence_with_fit_spread(draws: Any, confidence: Any, *, iterations: int =
     z = logit(np.clip(x, 1e-12, 1.0 - 1e-12))
     z -= np.median(z, axis=0)
     shift = logit(target)
+    p = np.empty_like(z)  # one working array, filled in place (ACS: 3,000 x 2,554 draws, 5 steps)
     for _ in range(iterations):  # the mean of sigmoid(z + shift) rises with the shift: Newton converges
-        p = expit(z + shift)
-        gap = p.mean(axis=0) - target
+        expit(np.add(z, shift, out=p), out=p)
+        mean = p.mean(axis=0)
+        gap = mean - target
         if np.all(np.abs(gap) < 1e-12):
-            break
-        shift -= gap / np.maximum((p * (1.0 - p)).mean(axis=0), 1e-300)
-    return expit(z + shift)
+            return p
+        slope = mean - np.einsum("ij,ij->j", p, p) / p.shape[0]  # the mean of p (1 - p)
+        shift -= gap / np.maximum(slope, 1e-300)
+    return expit(np.add(z, shift, out=p), out=p)
 
 
 def stack_accuracy_draws(idata: Any, confidence: Any, weight: float) -> Any:
