@@ -501,6 +501,7 @@ def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimato
         widened = {"widened_scales": False} if widen else {}
         if widen and comparison.elpd_diff > max(min_elpd_gain, 0.0):  # the labels show the confidence wrong
             widened = _widened_diagnostics(diag, comparison)
+            fitted = spec = None  # the default fit is not returned: free its draws before the refit's
             model_options = {**dict(model_options or {}), **LOOSE_ANCHORED_OPTIONS}
             spec, model_seed = build(model_options)
             fitted, diag = _sample(spec, inference, draws, sample_kwargs, rng, generator_is_own(seed))
