@@ -45,7 +45,12 @@ from pbassess.pymc_models.estimation import ConfidencePriorSpec  # noqa: E402
 from pbassess.pymc_models.hierarchical import HierarchicalAccuracySpec, HierarchicalCalibrationSpec  # noqa: E402
 from pbassess.pymc_models.shift import AccuracyTrendSpec, CalibrationTrendSpec  # noqa: E402
 from pbassess.pymc_models.shrinkage import ShrinkageSpec, simulate_prior  # noqa: E402
-from pbassess.pymc_models.surface import BetaISpec, CPredictorSpec, SurfaceModelSpec  # noqa: E402
+from pbassess.pymc_models.surface import (  # noqa: E402
+    LOOSE_ANCHORED_OPTIONS,
+    BetaISpec,
+    CPredictorSpec,
+    SurfaceModelSpec,
+)
 from pbassess.surface import ArmCounts  # noqa: E402
 
 ALPHA = 0.01
@@ -161,16 +166,17 @@ SURF_CONF = np.array([0.62, 0.7, 0.75, 0.8, 0.85, 0.88, 0.9, 0.95])
 SURF_POINTS = np.clip(SURF_CONF[:, None] + np.array([-0.1, -0.03, 0.03, 0.08]), 0.5, 0.99)
 SURF_POOL = np.array([40, 60, 30, 200, 50, 300, 20, 100])
 SURF_OPTIONS = {"additive": {"intercept_loc": 1.5, "interaction_scale": 0.3},
-                "berngp": {"intercept_loc": 1.5, "gp": "exact"}, "anchored": {}}
+                "berngp": {"intercept_loc": 1.5, "gp": "exact"}, "anchored": {},
+                "anchored-loose": dict(LOOSE_ANCHORED_OPTIONS)}  # the wider prior fit_surface widens to
 
 
 def _surface_spec(kind, obs):
     k = SURF_N // 2 if obs is None else obs["correct"]
     arms = ArmCounts.from_arrays(SURF_N, k, values=SURF_VALUES, attributes=("a", "b", "c"), pool_n=SURF_POOL,
                                  confidence_points=SURF_POINTS)
-    estimator = "additive" if kind == "anchored" else kind
-    return SurfaceModelSpec(arms, estimator, model_options=SURF_OPTIONS[kind], model_seed=0,
-                            covariate="confidence" if kind == "anchored" else None)
+    anchored = kind.startswith("anchored")
+    return SurfaceModelSpec(arms, "additive" if anchored else kind, model_options=SURF_OPTIONS[kind], model_seed=0,
+                            covariate="confidence" if anchored else None)
 
 
 def _surface_simulator(kind, names):
@@ -198,7 +204,8 @@ def _surface_simulator(kind, names):
 
 
 SURFACE_VARS = {"additive": ["intercept", "log_scale", "accuracy"], "berngp": ["f_amplitude", "accuracy"],
-                "anchored": ["calibration_loc", "calibration_slope", "arm_sd", "accuracy"]}
+                "anchored": ["calibration_loc", "calibration_slope", "arm_sd", "accuracy"],
+                "anchored-loose": ["calibration_loc", "calibration_slope", "arm_sd", "accuracy"]}
 
 
 def surface_case(kind, label):
@@ -282,6 +289,7 @@ CASES = [
     surface_case("additive", "surface additive"),
     surface_case("berngp", "surface BernGP"),
     surface_case("anchored", "surface anchored additive"),
+    surface_case("anchored-loose", "surface anchored additive, wider residual prior"),
 ]
 
 
