@@ -204,8 +204,8 @@ def _surface_simulator(kind, names):
 
 
 SURFACE_VARS = {"additive": ["intercept", "log_scale", "accuracy"], "berngp": ["f_amplitude", "accuracy"],
-                "anchored": ["calibration_loc", "calibration_slope", "arm_sd", "accuracy"],
-                "anchored-loose": ["calibration_loc", "calibration_slope", "arm_sd", "accuracy"]}
+                "anchored": ["calibration_loc", "calibration_slope", "arm_sd", "accuracy"]}
+SURFACE_VARS["anchored-loose"] = SURFACE_VARS["anchored"]  # the same variables under the wider prior
 
 
 def surface_case(kind, label):

@@ -149,7 +149,7 @@ def choose_arms(result: Any, available: np.ndarray, batch_size: int, strategy: s
         return idx[variance_reduction_order(result.draws("accuracy"), idx, b)]
     elif strategy == "design":  # the optimal design's next labels, linearised at the posterior mean
         scales = posterior_block_scales(result.idata) if result.engine == "nuts" else None
-        coding = ((getattr(result, "options", None) or {}).get("model_options") or {}).get("coding", "contrast")
+        coding = ((result.options or {}).get("model_options") or {}).get("coding", "contrast")  # the fit's design
         design = anchored_linearisation(result.arms, result.mean, prior="model" if scales is None else "posterior",
                                         block_scales=scales, min_support=min_support, coding=coding)
         return next_labels(design, result.arms.n, batch_size, available=available)  # an arm may recur
