@@ -175,6 +175,8 @@ def main() -> None:
     parser.add_argument("--tune", type=int, default=0, help="tuning steps per chain (default 0: each estimator's own, "
                         "500, or 1,000 for a GP estimator in the grid eigenbasis)")
     parser.add_argument("--chains", type=int, default=4)
+    parser.add_argument("--target-accept", type=float, default=0.0,
+                        help="NUTS target acceptance (default 0: each estimator's own, 0.95 for the anchored model)")
     parser.add_argument("--min-support", type=float, default=50)
     parser.add_argument("--no-coverage", dest="coverage", action="store_false",
                         help="skip the 94%% HDI coverage line under each row")
@@ -221,7 +223,8 @@ def main() -> None:
         run_on_grid(args)
         return
     sample_kwargs = {"chains": args.chains, **({"draws": args.draws} if args.draws else {}),
-                     **({"tune": args.tune} if args.tune else {})}
+                     **({"tune": args.tune} if args.tune else {}),
+                     **({"target_accept": args.target_accept} if args.target_accept else {})}
     for budget in [int(b) for b in args.budgets.split(",")]:
         for seed in range(args.first_seed, args.first_seed + args.seeds):
             kept = hide_labels(preds, budget, seed=seed)
