@@ -1,7 +1,8 @@
 """``pbassess surface`` and ``pbassess surface-explore``: accuracy surfaces over attribute combinations.
 
 * ``pbassess surface DATA --attributes A,B,... --estimator E [--covariate confidence]
-  [--continuous AGEP,...] [--subsample-labels N] [--[no-]stack-confidence] [--min-elpd-gain G] [--[no-]widen-scales]
+  [--continuous AGEP,...] [--subsample-labels N] [--[no-]stack-confidence] [--min-elpd-gain G]
+  [--confidence-combination select|stack] [--[no-]widen-scales]
   [--coding contrast|indicator] [--residual-scales MAIN,PAIR]`` and the data, inference
   (``conjugate``/``nuts``/``advi``), seed, interval, output, strict and progress options fits the
   surface and prints, with ``--json``, ``{"attributes", "arms", "n", "pool_n", "mean", "var",
@@ -67,8 +68,13 @@ def register(subparsers: Any) -> None:
                         "that show no miscalibration leave the surface on the confidence, with the fit's "
                         "uncertainty; --no-stack-confidence reports the anchored posterior alone")
     p.add_argument("--min-elpd-gain", type=_elpd_gain, default=None, metavar="G",
-                   help="where the surface is stacked: stack the fit in only when its LOO ELPD gain over the confidence "
-                        "exceeds G, else keep the confidence (default 4; --min-elpd-gain=-inf: plain stacking)")
+                   help="where the surface is stacked: leave the confidence only when the fit's LOO ELPD gain over it "
+                        "exceeds G (default 4; with --confidence-combination stack, --min-elpd-gain=-inf is plain "
+                        "stacking)")
+    p.add_argument("--confidence-combination", choices=["select", "stack"], default=None,
+                   help="where the surface is stacked and the fit's gain exceeds --min-elpd-gain: report the "
+                        "anchored fit alone (select, the default) or its mixture with the confidence at the stacking "
+                        "weight (stack)")
     p.add_argument("--widen-scales", action=argparse.BooleanOptionalAction, default=None,
                    help="where the anchored surface is stacked with the confidence at its default residual prior: "
                         "when the labels show the confidence wrong (the fit's LOO ELPD gain over it exceeds "
@@ -154,10 +160,11 @@ def _anchored_options(args: argparse.Namespace) -> dict[str, Any]:
         flag = "--coding" if args.coding is not None else "--residual-scales"
         raise ConfigError(f"{flag} applies to the confidence-anchored surface: --estimator additive --covariate "
                           "confidence")
-    if args.min_elpd_gain is not None and (args.stack_confidence is False or args.estimator != "additive"
-                                           or args.covariate != "confidence"):
-        raise ConfigError("--min-elpd-gain applies where the anchored surface is stacked with the confidence "
-                          "(--estimator additive --covariate confidence, not --no-stack-confidence)")
+    for flag, value in (("--min-elpd-gain", args.min_elpd_gain), ("--confidence-combination", args.confidence_combination)):
+        if value is not None and (args.stack_confidence is False or args.estimator != "additive"
+                                  or args.covariate != "confidence"):
+            raise ConfigError(f"{flag} applies where the anchored surface is stacked with the confidence "
+                              "(--estimator additive --covariate confidence, not --no-stack-confidence)")
     if args.widen_scales and (args.stack_confidence is False or args.estimator != "additive"
                               or args.covariate != "confidence"):
         raise ConfigError("--widen-scales applies where the anchored surface is stacked with the confidence "
@@ -207,6 +214,8 @@ def run_surface(args: argparse.Namespace) -> int:
                              stack_confidence=args.stack_confidence, model_options=model_options or None,
                              widen_scales=args.widen_scales,
                              **({} if args.min_elpd_gain is None else {"min_elpd_gain": args.min_elpd_gain}),
+                             **({} if args.confidence_combination is None
+                                else {"confidence_combination": args.confidence_combination}),
                              **_fit_kwargs(args))
 
     def table() -> None:

@@ -45,7 +45,12 @@ from pbassess.surface.arms import ArmCounts, count_arms
 from pbassess.surface.conjugate import beta_summary
 from pbassess.surface.estimators import ESTIMATORS, INFERENCES
 from pbassess.surface.result import SurfaceResult
-from pbassess.surface.stacking import MIN_ELPD_GAIN, ConfidenceComparison, check_min_elpd_gain
+from pbassess.surface.stacking import (
+    MIN_ELPD_GAIN,
+    ConfidenceComparison,
+    check_combination,
+    check_min_elpd_gain,
+)
 
 __all__ = ["DEFAULT_SCALE_TERM", "ESTIMATORS", "INFERENCES", "SURFACE_SAMPLE_KWARGS", "VariationalSpec",
            "fit_surface", "hide_labels", "model_options_for", "surface_result"]
@@ -248,23 +253,24 @@ def _free_initvals(kwargs: dict[str, Any], model: Any) -> dict[str, Any]:
     return kwargs
 
 
-def _check_stacking(stack_confidence: Any, min_elpd_gain: Any, *, estimator: str, covariate: str | None,
+def _check_stacking(stack_confidence: Any, given: Sequence[str], *, estimator: str, covariate: str | None,
                     inference: str) -> bool | None:
     """``stack_confidence`` checked against the estimator before anything is fitted: ``None`` where stacking
-    could apply (decided with the model, :func:`_stacks`), ``False`` where it cannot, else a one-line error."""
+    could apply (decided with the model, :func:`_stacks`), ``False`` where it cannot, else a one-line error.
+    ``given``: the stacking options the caller set (``min_elpd_gain``, ``confidence_combination``)."""
     if stack_confidence not in (None, True, False):
         raise ConfigError(f"stack_confidence is True, False or None (stacked wherever it applies), got {stack_confidence!r}")
     stackable = estimator == "additive" and covariate == "confidence" and inference == "nuts"
     if stack_confidence and not stackable:
         raise ConfigError("stacking with the confidence applies to the confidence-anchored surface: "
                           "--estimator additive --covariate confidence with NUTS")
-    if min_elpd_gain is not None and (stack_confidence is False or not stackable):
-        raise ConfigError("min_elpd_gain applies where the anchored surface is stacked with the confidence "
+    if given and (stack_confidence is False or not stackable):
+        raise ConfigError(f"{given[0]} applies where the anchored surface is stacked with the confidence "
                           "(--estimator additive --covariate confidence with NUTS, not --no-stack-confidence)")
     return stack_confidence if stackable else False
 
 
-def _stacks(stack_confidence: bool | None, spec: Any, arms: ArmCounts, *, gain_given: bool) -> bool:
+def _stacks(stack_confidence: bool | None, spec: Any, arms: ArmCounts, *, given: Sequence[str]) -> bool:
     """Whether this fit is stacked with the confidence, refused in one line before sampling where asked and impossible.
 
     ``None`` (the default): wherever the anchored model has labeled items with their confidences to compare on.
@@ -274,8 +280,8 @@ def _stacks(stack_confidence: bool | None, spec: Any, arms: ArmCounts, *, gain_g
         from pbassess.pymc_models.surface import anchored_items
 
         stacked = anchored and anchored_items(arms) is not None
-        if gain_given and not stacked:
-            raise ConfigError("min_elpd_gain applies where the anchored surface is stacked with the confidence "
+        if given and not stacked:
+            raise ConfigError(f"{given[0]} applies where the anchored surface is stacked with the confidence "
                               "(a pool with labeled items, the anchored model)")
         return stacked
     if stack_confidence:
@@ -334,7 +340,8 @@ def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimato
                 seed: Any = None, sample_kwargs: Mapping[str, Any] | None = None, ci_prob: float = CI_PROB,
                 model_options: Mapping[str, Any] | None = None, arm_probs: Any = None,
                 arm_values: Any = None, draws: int | None = None, stack_confidence: bool | None = None,
-                min_elpd_gain: float | None = None, widen_scales: bool | None = None) -> SurfaceResult:
+                min_elpd_gain: float | None = None, widen_scales: bool | None = None,
+                confidence_combination: str | None = None) -> SurfaceResult:
     r"""Posterior accuracy of every arm by one of the estimators, through :func:`pbassess.inference.fit`.
 
     Parameters
@@ -375,12 +382,12 @@ def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimato
         The anchored surface only (``additive`` with ``covariate="confidence"``, fitted on a pool):
         stack it with the label-free confidence (:mod:`pbassess.surface.stacking`). The labeled
         items' PSIS-LOO predictive densities under the fit are compared with their exact ones under
-        the confidence; when the fit's ELPD gain exceeds ``min_elpd_gain`` a fraction (the
-        confidence's stacking weight) of every arm's accuracy draws becomes the confidence model's,
-        else all of them: the fit's draws moved to the arm's mean confidence, so the surface keeps
-        the fit's uncertainty. Where the labels give no evidence against the confidence the surface
-        stays on it; where they do the weight goes to the fit. The diagnostics gain
-        ``confidence_weight`` and ``elpd_diff_vs_confidence`` (and its ``_se``). ``None`` (the
+        the confidence; unless the fit's ELPD gain exceeds ``min_elpd_gain``, every arm's accuracy
+        draws become the confidence model's: the fit's draws moved to the arm's mean confidence, so
+        the surface keeps the fit's uncertainty. Where the labels give no evidence against the
+        confidence the surface stays on it; where they do it is the fit (``confidence_combination``).
+        The diagnostics gain ``confidence_weight``, ``confidence_stacking_weight``,
+        ``confidence_combination`` and ``elpd_diff_vs_confidence`` (and its ``_se``). ``None`` (the
         default): stacked wherever it applies (the anchored model fitted with NUTS on a pool whose
         labeled items carry their confidences; not on arm counts); ``False``: the anchored
         posterior alone; ``True``: stacked, or a one-line error where it cannot be.
@@ -388,8 +395,14 @@ def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimato
         Where the surface is stacked: the fit is stacked in only when its LOO ELPD gain over the
         confidence exceeds this (default 4, :data:`pbassess.surface.stacking.MIN_ELPD_GAIN`, below
         which an ELPD difference is small and its standard error unreliable); otherwise the surface
-        is the confidence. ``float("-inf")`` is plain stacking
-        (:func:`pbassess.surface.stacking.compare_with_confidence`).
+        is the confidence (:func:`pbassess.surface.stacking.compare_with_confidence`).
+    confidence_combination : {"select", "stack"}, optional
+        Where the surface is stacked and the fit's gain exceeds ``min_elpd_gain``: the fit alone
+        (``"select"``, the default: the fit nests the confidence, and the labels have rejected it),
+        or a fraction of every arm's draws, the confidence's stacking weight, from the confidence
+        model (``"stack"``; with ``min_elpd_gain=float("-inf")``, plain stacking). On
+        ``digits-shift`` and the miscalibrated surface the fit alone has the lower MSE
+        (docs/surfaces.md).
     widen_scales : bool, optional
         Where the surface is stacked and ``model_options`` leave the anchored residual's prior at
         its defaults (none of :data:`pbassess.pymc_models.surface.RESIDUAL_PRIOR_OPTIONS`): when the
@@ -397,7 +410,7 @@ def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimato
         show the confidence wrong, and the default prior's premise (residual scales near zero:
         most arms are right) with it; the surface is then refitted with the wider residual prior
         (:data:`pbassess.pymc_models.surface.LOOSE_ANCHORED_OPTIONS`: an effect per attribute level
-        and per pair cell, scales twice the defaults), and the refit is what is stacked and returned.
+        and per pair cell, scales twice the defaults), and the refit is what is compared with the confidence and returned.
         The diagnostics gain ``widened_scales`` and, when widened, the default fit's
         ``default_scales_elpd_diff_vs_confidence`` (and ``_se``), ``default_scales_max_rhat``,
         ``default_scales_min_ess_bulk`` and ``default_scales_divergences``. On ACS the default
@@ -478,10 +491,12 @@ def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimato
         covariate, model_options = "confidence", {**dict(model_options or {}), "anchored": False}
     if covariate not in (None, "confidence"):
         raise ConfigError(f"unknown covariate {covariate!r} (choose confidence or confidence-linear)")
-    stack_confidence = _check_stacking(stack_confidence, min_elpd_gain, estimator=estimator, covariate=covariate,
+    given = [k for k, v in (("min_elpd_gain", min_elpd_gain), ("confidence_combination", confidence_combination))
+             if v is not None]
+    stack_confidence = _check_stacking(stack_confidence, given, estimator=estimator, covariate=covariate,
                                        inference=inference)
-    gain_given = min_elpd_gain is not None
     min_elpd_gain = check_min_elpd_gain(MIN_ELPD_GAIN if min_elpd_gain is None else min_elpd_gain)
+    combination = check_combination("select" if confidence_combination is None else confidence_combination)
     rng = as_generator(seed)
 
     def build(options: Mapping[str, Any] | None) -> tuple[Any, int]:
@@ -491,13 +506,13 @@ def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimato
 
     start = time.perf_counter()
     spec, model_seed = build(model_options)
-    stack_confidence = _stacks(stack_confidence, spec, arms, gain_given=gain_given)
+    stack_confidence = _stacks(stack_confidence, spec, arms, given=given)
     widen = _widens(widen_scales, model_options, stacked=stack_confidence)
     fitted, diag = _sample(spec, inference, draws, sample_kwargs, rng, generator_is_own(seed))
     if stack_confidence:
         from pbassess.surface.stacking import compare_with_confidence, stack_accuracy_draws
 
-        comparison = compare_with_confidence(fitted.idata, arms, min_elpd_gain=min_elpd_gain)
+        comparison = compare_with_confidence(fitted.idata, arms, min_elpd_gain=min_elpd_gain, combination=combination)
         widened = {"widened_scales": False} if widen else {}
         if widen and comparison.elpd_diff > max(min_elpd_gain, 0.0):  # the labels show the confidence wrong
             widened = _widened_diagnostics(diag, comparison)
@@ -505,7 +520,7 @@ def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimato
             model_options = {**dict(model_options or {}), **LOOSE_ANCHORED_OPTIONS}
             spec, model_seed = build(model_options)
             fitted, diag = _sample(spec, inference, draws, sample_kwargs, rng, generator_is_own(seed))
-            comparison = compare_with_confidence(fitted.idata, arms, min_elpd_gain=min_elpd_gain)
+            comparison = compare_with_confidence(fitted.idata, arms, min_elpd_gain=min_elpd_gain, combination=combination)
         tree = stack_accuracy_draws(fitted.idata, arms.confidence, comparison.weight)
         diag.update({**comparison.as_dict(), **widened})
     else:
@@ -513,6 +528,7 @@ def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimato
     options = {"covariate": covariate, "model_options": dict(model_options or {}), "model_seed": model_seed}
     if stack_confidence:
         options["stack_confidence"] = True
+        options["confidence_combination"] = combination
     if conjugate_ok:
         prior = {"lambda": spec.lam} if estimator == "beta-i" else {"alpha": 1, "beta": 1}
     else:

@@ -111,7 +111,8 @@ def test_surface_stack_confidence_flag(pool_file, capsys):
 
 
 def test_anchored_option_flags_reach_the_fit(pool_file, capsys, monkeypatch):
-    """--coding, --residual-scales and --min-elpd-gain become fit_surface's model options and bound
+    """--coding, --residual-scales, --min-elpd-gain and --confidence-combination become fit_surface's model
+    options, bound and combination
     (plumbing: the fit is replaced; the options' effect on the model is tested with the model)."""
     import pbassess.surface as surface_api
 
@@ -137,12 +138,17 @@ def test_anchored_option_flags_reach_the_fit(pool_file, capsys, monkeypatch):
     assert main(base) == 2 and seen["widen_scales"] is None  # fit_surface's default: widened where it applies
     assert main([*base, "--widen-scales"]) == 2 and seen["widen_scales"] is True
     assert main([*base, "--no-widen-scales"]) == 2 and seen["widen_scales"] is False
+    seen.clear()
+    assert main(base) == 2 and "confidence_combination" not in seen  # fit_surface's default: select
+    assert main([*base, "--confidence-combination", "stack"]) == 2 and seen["confidence_combination"] == "stack"
     capsys.readouterr()
     for flags, message in ((["--min-elpd-gain", "2", "--no-stack-confidence"],
                             "--min-elpd-gain applies where the anchored surface is stacked"),
                            (["--residual-scales", "0.1"], "--residual-scales takes two numbers"),
                            (["--residual-scales", "0.1,-1"], "--residual-scales"),
                            (["--min-elpd-gain", "nan", "--stack-confidence"], "--min-elpd-gain must be finite"),
+                           (["--confidence-combination", "stack", "--no-stack-confidence"],
+                            "--confidence-combination applies where the anchored surface is stacked"),
                            (["--widen-scales", "--no-stack-confidence"],
                             "--widen-scales applies where the anchored surface is stacked"),
                            (["--widen-scales", "--coding", "indicator"], "--coding sets that prior already"),
@@ -151,6 +157,8 @@ def test_anchored_option_flags_reach_the_fit(pool_file, capsys, monkeypatch):
         assert main([*base, *flags]) == 2
         err = capsys.readouterr().err.strip()
         assert message in err and len(err.splitlines()) == 1, err
+    assert main([*base, "--confidence-combination", "mix"]) == 2  # argparse: its usage, then the one error line
+    assert "--confidence-combination: invalid choice: 'mix'" in capsys.readouterr().err.strip().splitlines()[-1]
     beta = ["surface", str(pool_file), "--attributes", "a0,a1", "--estimator", "beta-i"]
     assert main([*beta, "--coding", "indicator"]) == 2
     assert "--coding applies to the confidence-anchored surface" in capsys.readouterr().err

@@ -12,6 +12,8 @@ from pbassess.errors import ConfigError
 from pbassess.surface import ArmCounts, count_arms, fit_surface, hide_labels
 from pbassess.surface.evaluate import surface_errors
 from pbassess.surface.stacking import (
+    COMBINATIONS,
+    check_combination,
     check_min_elpd_gain,
     compare_with_confidence,
     confidence_items,
@@ -143,23 +145,29 @@ def miscalibrated_fit():
 
 def test_labels_that_show_a_miscalibration_keep_the_fit(miscalibrated_fit):
     """A rule over-confident by 0.15-0.2: the anchored fit predicts the labels better than the
-    confidence, stacking leaves (almost) all weight on it, and the stacked surface is the fit's."""
+    confidence by more than the bound, so the surface is the fit alone (the default combination,
+    "select"), its draws exactly; under "stack" it is the mixture at the confidence's stacking weight."""
     s, plain, stacked = miscalibrated_fit
     d = stacked.diagnostics
     assert d["elpd_diff_vs_confidence"] > 2 * d["elpd_diff_vs_confidence_se"] > 0
-    assert d["confidence_weight"] < 0.2 and d["stacking_items"] == 600
-    mixture = d["confidence_weight"] * stacked.arms.confidence + (1 - d["confidence_weight"]) * plain.mean
-    np.testing.assert_allclose(stacked.mean, mixture, atol=2e-3)  # the same seed, the same NUTS draws
+    assert d["elpd_diff_vs_confidence"] > d["min_elpd_gain"] == 4.0 and d["stacking_items"] == 600
+    assert d["confidence_weight"] == 0.0 and d["confidence_combination"] == "select"
+    assert 0.0 <= d["confidence_stacking_weight"] < 0.2
+    np.testing.assert_allclose(stacked.mean, plain.mean, rtol=0, atol=1e-12)  # the same seed, the same NUTS draws
     truth, support = s.arm_truth(stacked.arms.values), count_arms(s.preds, s.attributes).pool_n
     mse = {k: surface_errors(m, truth, support, truth_is_empirical=False)["macro_mse"]
            for k, m in (("conf", stacked.arms.confidence), ("stacked", stacked.mean))}
     assert mse["stacked"] < 0.5 * mse["conf"]
-    assert "stacked with the confidence at weight" in stacked.sentence()
-    assert d["elpd_diff_vs_confidence"] > d["min_elpd_gain"] == 4.0  # above the bound: the stacking weight itself
-    assert d["confidence_stacking_weight"] == d["confidence_weight"]
+    assert "so the surface is the anchored fit's" in stacked.sentence()
+    assert "stacked with the confidence at weight" not in stacked.sentence()
     out = stacked.to_json()
-    assert out["diagnostics"]["confidence_weight"] == d["confidence_weight"]
-    assert stacked.options["stack_confidence"] is True
+    assert out["diagnostics"]["confidence_weight"] == 0.0 and out["diagnostics"]["confidence_combination"] == "select"
+    assert stacked.options["stack_confidence"] is True and stacked.options["confidence_combination"] == "select"
+    mix = compare_with_confidence(stacked.idata, stacked.arms, combination="stack")
+    assert mix.weight == pytest.approx(d["confidence_stacking_weight"], abs=1e-9) and mix.combination == "stack"
+    tree = stack_accuracy_draws(stacked.idata, stacked.arms.confidence, mix.weight)
+    mixture = mix.weight * stacked.arms.confidence + (1 - mix.weight) * plain.mean
+    np.testing.assert_allclose(tree["posterior"]["accuracy"].mean(("chain", "draw")).values, mixture, atol=2e-3)
 
 
 def test_labels_that_show_the_confidence_wrong_widen_the_residual(miscalibrated_fit):
@@ -242,7 +250,7 @@ def test_labels_from_a_calibrated_confidence_move_the_surface_to_it():
 
 def _items_and_tree(gain_per_item):
     """Arms of a small labeled pool, and a LOO tree whose every item predicts ``gain_per_item`` (log
-    scale) better than the confidence: the fit's ELPD gain is ``gain_per_item`` x items."""
+    scale, a number or one per item) better than the confidence: the fit's ELPD gain is their sum."""
     s = miscalibrated_surface(3000, 2, seed=0, n_rules=0)
     arms = count_arms(hide_labels(s.preds, 100, seed=0), s.attributes)
     _, logit_conf, right = confidence_items(arms)
@@ -267,10 +275,35 @@ def test_the_fit_is_stacked_in_only_above_the_elpd_gain_bound():
     assert lower.weight == plain.weight == pytest.approx(0.0, abs=1e-6) and not plain.kept_confidence
     d = kept.as_dict()
     assert (d["confidence_weight"], d["confidence_stacking_weight"], d["min_elpd_gain"]) == (1.0, kept.stacking_weight, 4.0)
+    assert kept.combination == lower.combination == "select"
     arms, worse = _items_and_tree(-0.03)  # the confidence better on every item: weight 1 under any bound
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        assert compare_with_confidence(worse, arms, min_elpd_gain=float("-inf")).weight == pytest.approx(1.0)
+        assert compare_with_confidence(worse, arms, min_elpd_gain=float("-inf"), combination="stack").weight == \
+            pytest.approx(1.0)
+
+
+def test_above_the_bound_select_reports_the_fit_and_stack_the_stacking_weight():
+    """The fit predicts 95 items better by 0.25 each and 5 items worse by 3 each (ELPD gain 8.75):
+    stacking hedges with a weight strictly between 0 and 1 on the confidence; "select" (the default)
+    reports the fit alone (weight 0), "stack" that stacking weight, and below the bound both keep the
+    confidence. An unknown combination is refused in one line."""
+    gains = np.r_[np.full(95, 0.25), np.full(5, -3.0)]
+    arms, tree = _items_and_tree(gains)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        select = compare_with_confidence(tree, arms)
+        stack = compare_with_confidence(tree, arms, combination="stack")
+        high = [compare_with_confidence(tree, arms, min_elpd_gain=20, combination=c) for c in COMBINATIONS]
+    assert select.elpd_diff == pytest.approx(8.75, abs=1e-2) and not select.kept_confidence
+    assert 0.01 < select.stacking_weight < 0.5 and stack.stacking_weight == select.stacking_weight
+    assert select.weight == 0.0 and stack.weight == select.stacking_weight
+    assert select.as_dict()["confidence_combination"] == "select" and stack.as_dict()["confidence_combination"] == "stack"
+    assert [c.weight for c in high] == [1.0, 1.0]
+    with pytest.raises(ConfigError, match="confidence_combination is 'select'"):
+        compare_with_confidence(tree, arms, combination="mix")
+    with pytest.raises(ConfigError, match="confidence_combination is 'select'"):
+        check_combination(None)
 
 
 def test_the_sentence_says_when_the_surface_was_kept_on_the_confidence():
@@ -280,8 +313,11 @@ def test_the_sentence_says_when_the_surface_was_kept_on_the_confidence():
             "elpd_diff_vs_confidence": 1.5, "elpd_diff_vs_confidence_se": 2.0}
     r.diagnostics.update(kept)
     assert "kept on the label-free confidence" in r.sentence() and "with the anchored fit's spread" in r.sentence()
-    r.diagnostics.update(elpd_diff_vs_confidence=6.0, confidence_weight=0.4)
+    r.diagnostics.update(elpd_diff_vs_confidence=6.0, confidence_weight=0.4, confidence_combination="stack")
     assert "stacked with the confidence at weight 0.40" in r.sentence()
+    r.diagnostics.update(confidence_weight=0.0, confidence_combination="select")
+    assert "the labels show the confidence wrong (their LOO predictive density +6.0 +- 2.0" in r.sentence()
+    assert "above 4), so the surface is the anchored fit's" in r.sentence() and "stacked" not in r.sentence()
 
 
 def test_the_anchored_surface_on_a_pool_is_stacked_by_default_and_on_counts_is_not():
@@ -342,6 +378,11 @@ def test_a_bad_elpd_gain_bound_is_refused_in_one_line():
         fit_surface(arms, estimator="additive", covariate="confidence", stack_confidence=True, min_elpd_gain="x")
     with pytest.raises(ConfigError, match="min_elpd_gain applies where the anchored surface is stacked"):
         fit_surface(arms, estimator="beta-i", min_elpd_gain=2)  # not silently ignored
+    with pytest.raises(ConfigError, match="confidence_combination applies where the anchored surface is stacked"):
+        fit_surface(arms, estimator="beta-i", confidence_combination="stack")
+    with pytest.raises(ConfigError, match="confidence_combination is 'select'"):
+        fit_surface(arms, estimator="additive", covariate="confidence", stack_confidence=True,
+                    confidence_combination="all")
 
 
 def test_counts_without_items_cannot_be_stacked():
