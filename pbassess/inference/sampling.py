@@ -293,6 +293,10 @@ def merge_sample_kwargs(
     Traceback (most recent call last):
     ...
     pbassess.errors.ConfigError: sample_kwargs: draws must be a positive integer, got 0
+    >>> user = {"nuts": {"target_accept": 0.9}}
+    >>> kw = merge_sample_kwargs(user, defaults={"target_accept": 0.95})
+    >>> "target_accept" in kw, kw["nuts"], kw["nuts"] is user["nuts"]  # the user's wins; their dict is not shared
+    (False, {'target_accept': 0.9}, False)
     """
     from pbassess.stats import as_generator
 
@@ -306,11 +310,20 @@ def merge_sample_kwargs(
     kwargs.update(dict(defaults or {}))
     kwargs["random_seed"] = None if seed is None else int(seed)
     kwargs["progressbar"] = progress_wanted() if progressbar is None else bool(progressbar)
-    user = dict(sample_kwargs or {})
+    # nested options copied: pm.sample moves target_accept into the ``nuts`` dict it is given, so a
+    # user's dict reused for a second fit (a widened refit) would otherwise hold it twice
+    user = {k: dict(v) if isinstance(v, Mapping) else v for k, v in (sample_kwargs or {}).items()}
     if "sampler" in user:
         user["nuts_sampler"] = user.pop("sampler")
     if "sampler" in kwargs:
         kwargs["nuts_sampler"] = kwargs.pop("sampler")
+    nuts = user.get("nuts")
+    if isinstance(nuts, dict) and "target_accept" in nuts:
+        if "target_accept" in user:
+            raise ConfigError("sample_kwargs: target_accept is given twice, directly and in 'nuts' (give it once)")
+        kwargs.pop("target_accept", None)  # the user's, in 'nuts', replaces a model's default
+        if not 0 < float(nuts["target_accept"]) < 1:
+            raise ConfigError(f"sample_kwargs: target_accept must be in (0, 1), got {nuts['target_accept']!r}")
     kwargs.update(user)
     if kwargs.get("nuts_sampler") == "nutpie" and not _nutpie_available():  # pragma: no cover
         kwargs["nuts_sampler"] = "pymc"

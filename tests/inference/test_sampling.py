@@ -83,6 +83,45 @@ def test_merge_sample_kwargs_user_wins_and_is_checked():
             merge_sample_kwargs(bad)
 
 
+def test_nuts_options_in_a_nested_dict_are_the_users_and_survive_a_second_fit():
+    """pm.sample moves target_accept into the ``nuts`` dict it is handed: the user's dict must not be
+    that dict (a second fit with the same options, such as a widened refit, would hold it twice), and a
+    target_accept in ``nuts`` replaces the model's default instead of colliding with it."""
+    user = {"draws": 10, "nuts": {"target_accept": 0.9, "adaptation": "diag"}}
+    first = merge_sample_kwargs(user, defaults={"target_accept": 0.95})
+    first["nuts"]["target_accept"] = 0.5                      # what pm.sample may do to the dict it gets
+    second = merge_sample_kwargs(user, defaults={"target_accept": 0.95})
+    assert "target_accept" not in first and user["nuts"] == {"target_accept": 0.9, "adaptation": "diag"}
+    assert second["nuts"] == {"target_accept": 0.9, "adaptation": "diag"}
+    mixed = merge_sample_kwargs({"nuts": {"adaptation": "diag"}}, defaults={"target_accept": 0.95})
+    assert mixed["target_accept"] == 0.95 and mixed["nuts"] == {"adaptation": "diag"}  # pm.sample merges these
+    for bad, match in (({"target_accept": 0.9, "nuts": {"target_accept": 0.8}}, "target_accept is given twice"),
+                       ({"nuts": {"target_accept": 1.2}}, r"target_accept must be in \(0, 1\)")):
+        with pytest.raises(ConfigError, match=match):
+            merge_sample_kwargs(bad)
+
+
+@pytest.mark.slow
+def test_a_widened_anchored_fit_takes_nested_nuts_options():
+    """The default anchored path fits twice where the labels show the confidence wrong; the same
+    ``sample_kwargs={"nuts": {...}}`` reaches both real NUTS fits (it raised "target_accept was
+    defined twice" in the refit before the options were copied)."""
+    import warnings
+
+    from pbassess.surface import fit_surface, hide_labels
+    from pbassess.surface.synthetic import miscalibrated_surface
+
+    s = miscalibrated_surface(6000, 3, seed=1, n_rules=1, shift=(0.15, 0.2))
+    kept = hide_labels(s.preds, 600, seed=0)
+    options = {"tune": 200, "chains": 2, "nuts": {"target_accept": 0.9}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = fit_surface(kept, list(s.attributes), estimator="additive", covariate="confidence", seed=0,
+                        draws=200, sample_kwargs=options)
+    assert r.diagnostics["widened_scales"] is True and options["nuts"] == {"target_accept": 0.9}
+    assert r.idata["sample_stats"].sizes["chain"] == 2
+
+
 def test_inference_names_and_the_old_spelling():
     assert resolve_inference("nuts") == resolve_inference("mcmc") == resolve_inference("NUTS") == "nuts"
     assert resolve_inference() == "conjugate"
