@@ -239,9 +239,13 @@ TRUNCATED_BASIS_MAX_ENTRIES = 2**24
 #: NUTS defaults of the BetaGP models in the truncated basis. Their gradient also evaluates every
 #: arm's warm-start Beta-binomial term (on ACS 1.5-2 ms against BernGP's 0.1 ms, which needs only
 #: the labeled arms), so the grid defaults' 4 x 1,000 after 1,000 at 0.95 took 274 s on ACS (2,000
-#: labels, seed 0; R-hat 1.008, min bulk ESS 521); at these BetaGP-SLP takes 128-139 s (3 seeds, R-hat
-#: 1.005-1.013, min bulk ESS 409-607) and BetaGP 93-96 s (docs/surfaces.md).
-TRUNCATED_BETAGP_SAMPLE_KWARGS = {"draws": 500, "tune": 500, "target_accept": 0.9}
+#: labels, seed 0; R-hat 1.008, min bulk ESS 521). At 4 x 500 after 500 at 0.9 BetaGP-SLP took
+#: 128-139 s (3 seeds, R-hat up to 1.013, min bulk ESS 409), BetaGP-SL 129-167 s and BetaGP 93-96 s (min
+#: bulk ESS 273); at these, fewer tuning steps and more draws, BetaGP-SLP takes 102-129 s (the first fit of
+#: a process pays ~20 s of compiling; R-hat up to 1.011, min bulk ESS 532), BetaGP-SL 100-116 s (R-hat
+#: 1.007, min bulk ESS 575) and BetaGP 75-86 s (R-hat up to 1.016, min bulk ESS 463), with the same MSEs
+#: (docs/surfaces.md). Tuning for 300 steps with 500 draws cost ESS (375 and 383 on two BetaGP-SLP seeds).
+TRUNCATED_BETAGP_SAMPLE_KWARGS = {"draws": 600, "tune": 300, "target_accept": 0.9}
 
 
 @dataclass(frozen=True)

@@ -264,7 +264,7 @@ def test_betagp_takes_the_truncated_basis_on_large_grids_with_its_own_sampler_de
     model, _, _ = betagp_model(arms, gp="projected", seed=0)
     assert "f_v" in model.named_vars and "f_z" not in model.named_vars
     spec = models.SurfaceModelSpec(arms, "betagp-slp", model_seed=0)
-    assert spec.sample_defaults == {"draws": 500, "tune": 500}
+    assert spec.sample_defaults == {"draws": 600, "tune": 300}
     assert spec.nuts_defaults == {"target_accept": 0.9}
     assert models.SurfaceModelSpec(arms, "berngp", model_seed=0).sample_defaults == {"draws": 1000, "tune": 1000}
     assert models.SurfaceModelSpec(arms, "betagp", model_seed=0, model_options={"gp": "projected"}).sample_defaults == {}
