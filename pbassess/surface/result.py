@@ -294,6 +294,9 @@ class SurfaceResult(AssessmentResult):
                 moved += (f"; kept on the label-free confidence (the labels' LOO predictive density {diff:+.1f} "
                           f"+- {se:.1f} against the confidence's, not above {bound:g}), with the anchored fit's "
                           "spread around it")
+            elif self.diagnostics.get("confidence_combination") == "select" and self.diagnostics.get("widened_scales"):
+                moved += (f", and the surface is that fit's (its LOO predictive density {diff:+.1f} +- {se:.1f} "
+                          f"against the confidence's, above {bound:g})")
             elif self.diagnostics.get("confidence_combination") == "select":  # the labels rejected the confidence
                 moved += (f"; the labels show the confidence wrong (their LOO predictive density {diff:+.1f} +- "
                           f"{se:.1f} against the confidence's, above {bound:g}), so the surface is the anchored fit's")

@@ -318,6 +318,9 @@ def test_the_sentence_says_when_the_surface_was_kept_on_the_confidence():
     r.diagnostics.update(confidence_weight=0.0, confidence_combination="select")
     assert "the labels show the confidence wrong (their LOO predictive density +6.0 +- 2.0" in r.sentence()
     assert "above 4), so the surface is the anchored fit's" in r.sentence() and "stacked" not in r.sentence()
+    r.diagnostics.update(widened_scales=True, default_scales_elpd_diff_vs_confidence=5.5)
+    assert ("so the residual was refitted with wider scales, and the surface is that fit's (its LOO predictive "
+            "density +6.0 +- 2.0 against the confidence's, above 4)") in r.sentence()
 
 
 def test_the_anchored_surface_on_a_pool_is_stacked_by_default_and_on_counts_is_not():
