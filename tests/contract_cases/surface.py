@@ -5,7 +5,8 @@ Arms are combinations of SEX x DIS x NATIVITY (8 arms) over 1,500 labels kept at
 small. CPredictor has both inferences (exact Beta, and NUTS on the same model); the additive
 surface and its confidence-anchored form (``covariate="confidence"``: its posterior alone,
 ``stack_confidence=False``, and stacked with the confidence, the default on a pool; and, on a synthetic
-pool whose confidence is wrong on one rule, stacked after the refit with the wider residual prior), are NUTS only. The data fixture named here (``digits``) is not used: the pool is read
+pool whose confidence is wrong on one rule, the refit with the wider residual prior; and on the built-in
+``digits-shift``, that refit mixed with the confidence at its stacking weight), are NUTS only. The data fixture named here (``digits``) is not used: the pool is read
 from the mirror inside each case (the contract's fits are memoised, so once per inference).
 """
 
@@ -54,6 +55,21 @@ def _widened(_data, inference, seed):
     return result
 
 
+def _mixture(_data, inference, seed):
+    """``confidence_combination="stack"`` where the labels show the confidence wrong: the widened refit mixed with
+    the confidence at its stacking weight, strictly between 0 and 1 (built-in ``digits-shift``, 2,000 labels; the
+    case fails if the draws are not a mixture)."""
+    from pbassess import load_data
+    from pbassess.surface import fit_surface, hide_labels
+
+    result = fit_surface(hide_labels(load_data("digits-shift"), 2000, seed=1), ["environment"], estimator="additive",
+                         covariate="confidence", inference=inference, seed=seed, sample_kwargs=NUTS,
+                         confidence_combination="stack")
+    d = result.diagnostics
+    assert d["widened_scales"] is True and 0.0 < d["confidence_weight"] < 1.0, d
+    return result
+
+
 #: name -> (function of (data, inference, seed), data fixture name)
 CASES = {
     "surface-cpredictor": (_surface("cpredictor"), "digits"),
@@ -61,6 +77,8 @@ CASES = {
     "surface-anchored": (_surface("additive", "confidence", stack_confidence=False), "digits"),
     "surface-anchored-stacked": (_surface("additive", "confidence"), "digits"),  # stacked: the default on a pool
     "surface-anchored-widened": (_widened, "digits"),  # stacked and refitted with the wider residual prior
+    "surface-anchored-mixture": (_mixture, "digits"),  # refitted, then mixed with the confidence ("stack")
 }
-NUTS_ONLY = {"surface-additive", "surface-anchored", "surface-anchored-stacked", "surface-anchored-widened"}
+NUTS_ONLY = {"surface-additive", "surface-anchored", "surface-anchored-stacked", "surface-anchored-widened",
+             "surface-anchored-mixture"}
 MAIN = {"surface-cpredictor": "accuracy"}
