@@ -255,6 +255,16 @@ def _check_count(key: str, value: Any) -> None:
         raise ConfigError(f"sample_kwargs: {key}={value:,} is too large (at most 2,147,483,646)")
 
 
+def _check_target_accept(value: Any) -> None:
+    """A NUTS target acceptance (given directly or in ``nuts``) is a number in (0, 1), else a one-line error."""
+    try:
+        ok = 0 < float(value) < 1
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise ConfigError(f"sample_kwargs: target_accept must be in (0, 1), got {value!r}")
+
+
 def merge_sample_kwargs(
     sample_kwargs: Mapping[str, Any] | None = None,
     *,
@@ -322,8 +332,7 @@ def merge_sample_kwargs(
         if "target_accept" in user:
             raise ConfigError("sample_kwargs: target_accept is given twice, directly and in 'nuts' (give it once)")
         kwargs.pop("target_accept", None)  # the user's, in 'nuts', replaces a model's default
-        if not 0 < float(nuts["target_accept"]) < 1:
-            raise ConfigError(f"sample_kwargs: target_accept must be in (0, 1), got {nuts['target_accept']!r}")
+        _check_target_accept(nuts["target_accept"])
     kwargs.update(user)
     if kwargs.get("nuts_sampler") == "nutpie" and not _nutpie_available():  # pragma: no cover
         kwargs["nuts_sampler"] = "pymc"
@@ -334,8 +343,8 @@ def merge_sample_kwargs(
     for key in ("draws", "tune", "chains"):
         if kwargs.get(key) is not None:
             _check_count(key, kwargs[key])
-    if "target_accept" in kwargs and not 0 < float(kwargs["target_accept"]) < 1:
-        raise ConfigError(f"sample_kwargs: target_accept must be in (0, 1), got {kwargs['target_accept']!r}")
+    if "target_accept" in kwargs:
+        _check_target_accept(kwargs["target_accept"])
     if kwargs.get("cores") is None and kwargs.get("chains"):
         kwargs["cores"] = min(int(kwargs["chains"]), 2)
     return kwargs

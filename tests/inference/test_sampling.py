@@ -96,7 +96,8 @@ def test_nuts_options_in_a_nested_dict_are_the_users_and_survive_a_second_fit():
     mixed = merge_sample_kwargs({"nuts": {"adaptation": "diag"}}, defaults={"target_accept": 0.95})
     assert mixed["target_accept"] == 0.95 and mixed["nuts"] == {"adaptation": "diag"}  # pm.sample merges these
     for bad, match in (({"target_accept": 0.9, "nuts": {"target_accept": 0.8}}, "target_accept is given twice"),
-                       ({"nuts": {"target_accept": 1.2}}, r"target_accept must be in \(0, 1\)")):
+                       ({"nuts": {"target_accept": 1.2}}, r"target_accept must be in \(0, 1\)"),
+                       ({"target_accept": "high"}, r"target_accept must be in \(0, 1\), got 'high'")):
         with pytest.raises(ConfigError, match=match):
             merge_sample_kwargs(bad)
 
