@@ -294,12 +294,10 @@ class SurfaceResult(AssessmentResult):
                 moved += (f"; kept on the label-free confidence (the labels' LOO predictive density {diff:+.1f} "
                           f"+- {se:.1f} against the confidence's, not above {bound:g}), with the anchored fit's "
                           "spread around it")
-            elif self.diagnostics.get("confidence_combination") == "select" and self.diagnostics.get("widened_scales"):
-                moved += (f", and the surface is that fit's (its LOO predictive density {diff:+.1f} +- {se:.1f} "
-                          f"against the confidence's, above {bound:g})")
             elif self.diagnostics.get("confidence_combination") == "select":  # the labels rejected the confidence
-                moved += (f"; the labels show the confidence wrong (their LOO predictive density {diff:+.1f} +- "
-                          f"{se:.1f} against the confidence's, above {bound:g}), so the surface is the anchored fit's")
+                gain = f"LOO predictive density {diff:+.1f} +- {se:.1f} against the confidence's, above {bound:g}"
+                moved += (f", and the surface is that fit's (its {gain})" if self.diagnostics.get("widened_scales")
+                          else f"; the labels show the confidence wrong (their {gain}), so the surface is the anchored fit's")
             else:
                 moved += (f"; stacked with the confidence at weight {weight:.2f} (the labels' LOO predictive "
                           f"density {diff:+.1f} +- {se:.1f} against the confidence's)")

@@ -155,13 +155,13 @@ class ConfidenceComparison:
         """True when the fit's ELPD gain did not exceed ``min_elpd_gain``, so the surface is the confidence."""
         return not self.elpd_diff > self.min_elpd_gain
 
-    def as_dict(self) -> dict[str, float | int]:
+    def as_dict(self) -> dict[str, float | int | str]:
         """The comparison under the names the surface diagnostics and JSON use."""
         stacking = self.weight if self.stacking_weight is None else self.stacking_weight
         return {"confidence_weight": self.weight, "confidence_stacking_weight": stacking,
-                "confidence_combination": self.combination, "min_elpd_gain": self.min_elpd_gain, "elpd_diff_vs_confidence": self.elpd_diff,
-                "elpd_diff_vs_confidence_se": self.elpd_diff_se, "stacking_items": self.n_items,
-                "stacking_max_pareto_k": self.max_pareto_k}
+                "confidence_combination": self.combination, "min_elpd_gain": self.min_elpd_gain,
+                "elpd_diff_vs_confidence": self.elpd_diff, "elpd_diff_vs_confidence_se": self.elpd_diff_se,
+                "stacking_items": self.n_items, "stacking_max_pareto_k": self.max_pareto_k}
 
 
 def confidence_items(arms: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
