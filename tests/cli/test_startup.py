@@ -87,3 +87,14 @@ def _answer(argv: list[str], lazy: bool, monkeypatch) -> tuple[int, str, str]:
                                   ["surface-explore", "--help"], ["data", "list", "--bogus"], ["--", "assess"]])
 def test_the_lazy_parser_answers_as_the_full_one(argv, monkeypatch):
     assert _answer(argv, True, monkeypatch) == _answer(argv, False, monkeypatch)
+
+
+def test_python_dash_m_pbassess_is_the_command():
+    """``python -m pbassess`` answers as the ``pbassess`` script (its version, and a bad option's one line and status)."""
+    ran = {spelling: subprocess.run([sys.executable, "-m", spelling, "--version"], capture_output=True, text=True,
+                                    cwd=ROOT, timeout=120) for spelling in ("pbassess", "pbassess.cli")}
+    assert ran["pbassess"].returncode == 0 and ran["pbassess"].stdout == ran["pbassess.cli"].stdout != ""
+    bad = subprocess.run([sys.executable, "-m", "pbassess", "surface", "digits-shift", "--attributes", "environment",
+                          "--confidence-combination", "mix"], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert bad.returncode == 2 and bad.stderr.strip().splitlines()[-1] == (
+        "pbassess surface: error: argument --confidence-combination: invalid choice: 'mix' (choose from 'select', 'stack')")
