@@ -37,14 +37,31 @@ def _split(x: np.ndarray) -> np.ndarray:
     return np.concatenate([x[:, :, :half], x[:, :, x.shape[2] - half:]], axis=1)
 
 
+def _average_ranks(flat: np.ndarray) -> np.ndarray:
+    """Each row's ranks, ties given their average, as ``scipy.stats.rankdata(method="average")``.
+
+    Rows without ties -- all but a few of a posterior's -- are ranked by one unstable argsort, about
+    twice as fast as rankdata's stable one; rows with ties go to rankdata (the tests compare R-hat and ESS with
+    ArviZ's on chains with ties).
+    """
+    from scipy.stats import rankdata
+
+    order = np.argsort(flat, axis=1)
+    ordered = np.take_along_axis(flat, order, axis=1)
+    ranks = np.empty(flat.shape, dtype=float)
+    np.put_along_axis(ranks, order, np.broadcast_to(np.arange(1.0, flat.shape[1] + 1.0), flat.shape), axis=1)
+    tied = (ordered[:, 1:] == ordered[:, :-1]).any(axis=1)
+    if tied.any():
+        ranks[tied] = rankdata(flat[tied], method="average", axis=1)
+    return ranks
+
+
 def _z_scale(x: np.ndarray) -> np.ndarray:
     """Normal scores of the pooled ranks of each element (Blom's offset 3/8), the shape kept."""
     from scipy.special import ndtri
-    from scipy.stats import rankdata
 
     flat = x.reshape(x.shape[0], -1)
-    ranks = rankdata(flat, method="average", axis=1)
-    return ndtri((ranks - 0.375) / (flat.shape[1] + 0.25)).reshape(x.shape)
+    return ndtri((_average_ranks(flat) - 0.375) / (flat.shape[1] + 0.25)).reshape(x.shape)
 
 
 def _rhat(x: np.ndarray) -> np.ndarray:

@@ -92,7 +92,7 @@ class DeterministicEvaluator:
             if v.shape[:v.ndim - self._core_ndim[n]] != lead:
                 raise ConfigError(f"the draws of {n} have leading dims {v.shape[:v.ndim - self._core_ndim[n]]}, not {lead}")
             flat[n] = v.reshape(n_draws, *v.shape[v.ndim - self._core_ndim[n]:])
-        parts: dict[str, list[np.ndarray]] = {n: [] for n in self.names}
+        joined: dict[str, np.ndarray] = {}  # each chunk's values written in place (no copy of the parts at the end)
         for start in range(0, n_draws, self.chunk):
             size = min(self.chunk, n_draws - start)
             outs = self._fn(*[flat[n][start:start + size] for n in self.free])
@@ -100,9 +100,8 @@ class DeterministicEvaluator:
                 out = np.asarray(out)
                 if out.ndim == self._out_ndim[name]:  # a deterministic that no free variable moves
                     out = np.broadcast_to(out, (size, *out.shape))
-                parts[name].append(out)
-        result = {}
-        for name, chunks in parts.items():
-            joined = np.concatenate(chunks) if chunks else np.empty((0,))
-            result[name] = joined.reshape(*lead, *joined.shape[1:])
-        return result
+                if name not in joined:
+                    joined[name] = np.empty((n_draws, *out.shape[1:]), dtype=out.dtype)
+                joined[name][start:start + size] = out
+        return {name: joined[name].reshape(*lead, *joined[name].shape[1:]) if name in joined else np.empty((0,))
+                for name in self.names}

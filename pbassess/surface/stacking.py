@@ -452,13 +452,16 @@ def stack_accuracy_draws(idata: Any, confidence: Any, weight: float) -> Any:
     post = tree["posterior"].to_dataset()
     accuracy = post["accuracy"]
     n_total = accuracy.sizes["chain"] * accuracy.sizes["draw"]
-    flat = accuracy.to_numpy().reshape(n_total, -1).copy()
+    flat = accuracy.to_numpy().reshape(n_total, -1)
     n_replaced = int(round(weight * n_total))
     conf = np.asarray(confidence, dtype=float)
-    if n_replaced:
+    known = np.flatnonzero(np.isfinite(conf))
+    if n_replaced == n_total and known.size == conf.size:  # every draw the confidence's (ACS): no copy to mix into
+        flat = confidence_with_fit_spread(flat, conf)
+    elif n_replaced:
         picked = np.floor(np.arange(n_replaced) * (n_total / n_replaced)).astype(int)
-        known = np.flatnonzero(np.isfinite(conf))
         moved = confidence_with_fit_spread(flat[:, known], conf[known])
+        flat = flat.copy()
         flat[np.ix_(picked, known)] = moved[picked]
     post["accuracy"] = accuracy.copy(data=flat.reshape(accuracy.shape))
     tree["posterior"] = xr.DataTree(post)

@@ -98,6 +98,11 @@ def test_stacked_draws_are_the_mixture_and_leave_the_rest_alone():
     np.testing.assert_allclose(whole[:, [0, 2]].mean(0), [0.7, 0.95], atol=1e-10)  # the confidence's mean
     assert (whole[:, [0, 2]].std(0) > 0.02).all()                                     # and a spread, not one value
     np.testing.assert_allclose(tree["posterior"]["accuracy"].to_numpy(), acc)  # the input is not modified
+    known = np.array([0.7, 0.8, 0.95])  # every arm's confidence known: every draw is the confidence model's
+    every = stack_accuracy_draws(tree, known, 1.0)["posterior"]["accuracy"].to_numpy().reshape(200, 3)
+    np.testing.assert_allclose(every, confidence_with_fit_spread(flat, known))
+    np.testing.assert_allclose(stack_accuracy_draws(tree, known, 0.0)["posterior"]["accuracy"].to_numpy(), acc)
+    np.testing.assert_allclose(tree["posterior"]["accuracy"].to_numpy(), acc)
     with pytest.raises(ConfigError, match=r"in \[0, 1\]"):
         stack_accuracy_draws(tree, conf, 1.5)
 
