@@ -2,7 +2,7 @@
 
 import sys
 
-from pbassess.cli import main
+from pbassess.cli import run
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run())

@@ -1,5 +1,5 @@
 import sys
 
-from pbassess.cli import main
+from pbassess.cli import run
 
-sys.exit(main())
+sys.exit(run())
