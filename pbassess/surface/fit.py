@@ -374,8 +374,9 @@ def fit_surface(preds: Any, attributes: Sequence[str] | None = None, *, estimato
         Passed to the model builder (e.g. ``scale_term``, ``gp``, ``interaction_scale``; ``lam``
         of Beta-I).
     draws : int, optional
-        Posterior draws per chain (default ``sample_kwargs["draws"]``, else 250; 750 for the
-        anchored model, whose gradients are cheap: :data:`pbassess.pymc_models.surface.ANCHORED_DRAWS`; 1,000 after 1,000
+        Posterior draws per chain (default ``sample_kwargs["draws"]``, else 250; 750 after 300 tuning steps for the
+        anchored model, whose gradients are cheap: :data:`pbassess.pymc_models.surface.ANCHORED_DRAWS` and
+        :data:`~pbassess.pymc_models.surface.ANCHORED_TUNE`; 1,000 after 1,000
         tuning steps at target_accept 0.95 for a GP estimator over categorical attributes in the
         grid eigenbasis, full or truncated, :data:`pbassess.pymc_models.surface.GRID_GP_SAMPLE_KWARGS`).
     stack_confidence : bool, optional

@@ -97,6 +97,16 @@ def test_anchored_is_the_default_of_additive_with_confidence():
         fit_surface(arms, estimator="additive", covariate="age")
 
 
+def test_anchored_nuts_defaults_are_750_draws_after_300_tuning_steps():
+    """The anchored model's own NUTS defaults (ANCHORED_DRAWS, ANCHORED_TUNE) and a caller's options over them."""
+    from pbassess.surface.fit import _draws_and_kwargs
+
+    spec = SurfaceModelSpec(_arms(), "additive", covariate="confidence")
+    assert spec.sample_defaults == {"draws": 750, "tune": 300} and spec.nuts_defaults == {"target_accept": 0.95}
+    assert _draws_and_kwargs(None, None, spec.sample_defaults)[:2] == (750, {"tune": 300, "chains": 4})
+    assert _draws_and_kwargs(100, {"tune": 50}, spec.sample_defaults)[:2] == (100, {"tune": 50, "chains": 4})
+
+
 def test_surface_json_has_the_per_arm_columns():
     r = fit_surface(_arms(), estimator="beta-i", seed=0)
     out = r.to_json()
