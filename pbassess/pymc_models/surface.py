@@ -1624,7 +1624,8 @@ class CPredictorSpec(ArmSpec):
 
     name = "cpredictor surface"
     estimator = "cpredictor"
-    # the asinh-logit coordinate of one Beta: target_accept 0.9 as for BetaBernoulliSpec
+    # the asinh-logit coordinate of one Beta over all labels: target_accept 0.9 (BetaBernoulliSpec's 0.95 is
+    # for regions without labels, sampled from their prior alone; this model has none)
     nuts_defaults = {"target_accept": 0.9}
 
     def __init__(self, arms: Any, *, observations: Observations | None = None, seed: Any = None) -> None:
