@@ -27,8 +27,13 @@ NUTS = {"tune": 600}
 
 
 def _draws(inference: str) -> int | None:
-    """Draws per chain: 500 for NUTS (enough for the checks, quick), the default 1000 for exact draws."""
-    return 500 if inference == "nuts" else None
+    """Draws per chain: 1000 for NUTS and exact draws alike.
+
+    At 500 NUTS draws the calibration case's max R-hat (the worst of each variable's mean, min and max)
+    passed 1.01 on seed 3 of 0-7 (1.0122: R-hat's own noise at ~500 effective draws); at 1000 on none
+    (<= 1.0051), at the same seconds (the fits' time is compilation).
+    """
+    return 1000
 
 
 @pytest.fixture(scope="module")
