@@ -15,7 +15,7 @@ every round (warm-started and cold), with the final MSEs (equal within Monte Car
 
 Run: ``python benchmarks/surface_explore.py [--estimator additive] [--seeds 20] [--budget 300]
 [--batch-size 20] [--initial 20] [--attributes 6] [--items 10000] [--draws 300 --tune 300 --chains 2]
-[--sampler nutpie|pymc] [--strategies variance,variance-reduction,design,random,beta-i,thompson,bayes-ucb] [--no-timing]
+[--first-seed 0] [--sampler nutpie|pymc] [--strategies variance,variance-reduction,design,random,beta-i,thompson,bayes-ucb] [--no-timing]
 [--surface synthetic|miscalibrated] [--surface-seed 0] [--min-support 0] [--covariate confidence [--loose]]
 [--out curves.nc] [--figure curves.png]``.
 """
@@ -87,6 +87,7 @@ def main() -> None:
     parser.add_argument("--estimator", default="additive")
     parser.add_argument("--strategies", default="variance,random,beta-i,thompson,bayes-ucb")
     parser.add_argument("--seeds", type=int, default=20)
+    parser.add_argument("--first-seed", type=int, default=0, help="seeds run from this one on (lets seeds run in parallel jobs)")
     parser.add_argument("--items", type=int, default=10000)
     parser.add_argument("--attributes", type=int, default=6)
     parser.add_argument("--budget", type=int, default=300)
@@ -131,7 +132,7 @@ def main() -> None:
           f"NUTS {args.chains} x {args.draws} (+{args.tune} tune, {args.sampler}); budget {args.budget}, batch "
           f"{args.batch_size}, {args.initial} initial random labels, {args.seeds} seeds; each cell: mean over seeds "
           "+- its standard error [10%, 90% of seeds]", flush=True)
-    seeds = list(range(args.seeds))
+    seeds = list(range(args.first_seed, args.first_seed + args.seeds))
     results = {}
     for strategy in [s for s in args.strategies.split(",") if s]:
         start = time.perf_counter()
