@@ -26,14 +26,10 @@ from pbassess.pymc_models.accuracy import BetaBernoulliSpec
 NUTS = {"tune": 600}
 
 
-def _draws(inference: str) -> int | None:
-    """Draws per chain: 1000 for NUTS and exact draws alike.
-
-    At 500 NUTS draws the calibration case's max R-hat (the worst of each variable's mean, min and max)
-    passed 1.01 on seed 3 of 0-7 (1.0122: R-hat's own noise at ~500 effective draws); at 1000 on none
-    (<= 1.0051), at the same seconds (the fits' time is compilation).
-    """
-    return 1000
+#: Draws per chain for NUTS and exact draws alike. At 500 NUTS draws the calibration case's max R-hat (the
+#: worst of each variable's mean, min and max) passed 1.01 on seed 3 of 0-7 (1.0122: R-hat's own noise at ~500
+#: effective draws); at 1000 on none (<= 1.0051), at the same seconds (the fits' time is compilation).
+DRAWS = 1000
 
 
 @pytest.fixture(scope="module")
@@ -49,18 +45,18 @@ def digits_shift():
 #: name -> (function of (data, inference, seed), data fixture name)
 ASSESSMENTS = {
     "accuracy": (lambda p, inf, s: pb.assess_accuracy(p, prior="informed", inference=inf, seed=s,
-                                                      draws=_draws(inf), sample_kwargs=NUTS), "digits"),
+                                                      draws=DRAWS, sample_kwargs=NUTS), "digits"),
     "accuracy-true-class": (lambda p, inf, s: pb.assess_accuracy(p, by="true", inference=inf, seed=s,
-                                                                 draws=_draws(inf), sample_kwargs=NUTS), "digits"),
+                                                                 draws=DRAWS, sample_kwargs=NUTS), "digits"),
     "accuracy-by-environment": (lambda p, inf, s: pb.assess_accuracy(p, by="environment", inference=inf, seed=s,
-                                                                     draws=_draws(inf), sample_kwargs=NUTS), "digits_shift"),
-    "cost": (lambda p, inf, s: pb.assess_confusion(p, inference=inf, seed=s, draws=_draws(inf), sample_kwargs=NUTS), "digits"),
-    "calibration": (lambda p, inf, s: pb.assess_calibration(p, inference=inf, seed=s, draws=_draws(inf), sample_kwargs=NUTS), "digits"),
+                                                                     draws=DRAWS, sample_kwargs=NUTS), "digits_shift"),
+    "cost": (lambda p, inf, s: pb.assess_confusion(p, inference=inf, seed=s, draws=DRAWS, sample_kwargs=NUTS), "digits"),
+    "calibration": (lambda p, inf, s: pb.assess_calibration(p, inference=inf, seed=s, draws=DRAWS, sample_kwargs=NUTS), "digits"),
     "compare-groups": (lambda p, inf, s: pb.compare_groups(p, "environment", inference=inf, seed=s,
-                                                           draws=_draws(inf), sample_kwargs=NUTS), "digits_shift"),
+                                                           draws=DRAWS, sample_kwargs=NUTS), "digits_shift"),
     "compare-groups-ece": (lambda p, inf, s: pb.compare_groups(p, "environment", metric="ece", bins=5, inference=inf,
-                                                               seed=s, draws=_draws(inf), sample_kwargs=NUTS), "digits_shift"),
-    "hierarchical": (lambda p, inf, s: pb.assess_hierarchical(p, "environment", seed=s, draws=_draws(inf), sample_kwargs=NUTS),
+                                                               seed=s, draws=DRAWS, sample_kwargs=NUTS), "digits_shift"),
+    "hierarchical": (lambda p, inf, s: pb.assess_hierarchical(p, "environment", seed=s, draws=DRAWS, sample_kwargs=NUTS),
                      "digits_shift"),
 }
 #: assessments without a conjugate posterior: fitted by NUTS only (the conjugate cases skip)
@@ -191,7 +187,7 @@ def test_pymc_functions_work_with_result_model(digits):
     import pymc as pm
 
     for inference in INFERENCES:
-        res = pb.assess_accuracy(digits, inference=inference, seed=0, draws=_draws(inference), sample_kwargs=NUTS)
+        res = pb.assess_accuracy(digits, inference=inference, seed=0, draws=DRAWS, sample_kwargs=NUTS)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             prior = pm.stats.compute_log_prior(res.idata, model=res.model, extend_inferencedata=False,
